@@ -1,0 +1,231 @@
+"""Validation and conversion of time-series inputs, and normalisation.
+
+Everything the estimators accept is turned into one float32 array of shape
+``(n_instances, n_channels, n_timepoints)`` in which NaN marks a value that is not
+observed: a gap inside a series, or the padding after a series that is shorter than
+the longest one. The network receives that NaN pattern as a mask, so missing values
+and unequal lengths need no special path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.utils.validation import check_array
+
+__all__ = ["check_panel", "check_labels", "Normalizer", "PanelInfo"]
+
+
+@dataclass(frozen=True)
+class PanelInfo:
+    """What was learned about a panel while validating it."""
+
+    n_channels: int
+    n_timepoints: int
+    equal_length: bool
+    has_missing: bool
+    ndim: int
+
+
+def _is_pandas(X) -> bool:
+    mod = type(X).__module__
+    return mod.startswith("pandas") or mod.startswith("polars")
+
+
+def _is_table(X) -> bool:
+    """A flat numeric frame (rows = series, columns = time points), not an sktime panel."""
+    import pandas as pd
+
+    if isinstance(X, pd.Series):
+        return True
+    if not isinstance(X, pd.DataFrame) or isinstance(X.index, pd.MultiIndex):
+        return False
+    return all(pd.api.types.is_numeric_dtype(d) for d in X.dtypes)
+
+
+def _from_sktime(X) -> list[np.ndarray]:
+    """Convert a pandas panel held in any sktime mtype with sktime's own converters."""
+    from sktime.datatypes import check_is_scitype, convert_to
+
+    valid, msg, _ = check_is_scitype(X, scitype="Panel", return_metadata=[])
+    if not valid:
+        raise TypeError(
+            "X is a pandas object but not a valid sktime Panel "
+            f"(nested_univ, pd-multiindex, ...): {msg}"
+        )
+    frames = convert_to(X, to_type="df-list")
+    return [np.asarray(f.to_numpy(dtype=np.float64)).T for f in frames]
+
+
+def _stack_ragged(series: list, name: str) -> np.ndarray:
+    """Pad a list of ``(n_channels, length_i)`` (or 1D) series with NaN to one array."""
+    arrays = []
+    for i, s in enumerate(series):
+        a = check_array(
+            s,
+            ensure_2d=False,
+            allow_nd=False,
+            dtype=np.float64,
+            ensure_all_finite=False,
+            ensure_min_samples=1,
+            input_name=f"{name}[{i}]",
+        )
+        if a.ndim == 1:
+            a = a[None, :]
+        arrays.append(a)
+    if not arrays:
+        raise ValueError(f"{name} is empty: got a list of 0 series.")
+    channels = {a.shape[0] for a in arrays}
+    if len(channels) > 1:
+        raise ValueError(
+            f"All series in {name} must have the same number of channels; "
+            f"got {sorted(channels)}."
+        )
+    length = max(a.shape[1] for a in arrays)
+    out = np.full((len(arrays), arrays[0].shape[0], length), np.nan)
+    for i, a in enumerate(arrays):
+        out[i, :, : a.shape[1]] = a
+    return out
+
+
+def check_panel(X, name: str = "X") -> tuple[np.ndarray, PanelInfo]:
+    """Validate a panel of time series and return it as float32 ``(n, c, t)``.
+
+    Accepts a 3D array ``(n_instances, n_channels, n_timepoints)``, a 2D array
+    ``(n_instances, n_timepoints)`` (univariate), a list of per-series arrays of
+    possibly different lengths, or a pandas panel in any sktime mtype. NaN is allowed
+    and means *not observed*; infinite values are not.
+    """
+    if X is None:
+        raise ValueError(f"{name} is None; expected an array of time series.")
+    if isinstance(X, str | bytes):
+        raise TypeError(f"{name} must be an array of time series, got a string.")
+    if _is_pandas(X) and _is_table(X):
+        X = X.to_numpy()
+    if _is_pandas(X):
+        arr = _stack_ragged(_from_sktime(X), name)
+        ndim = 3
+    elif isinstance(X, list | tuple) and len(X) > 0 and all(
+        hasattr(s, "__len__") and not isinstance(s, str | bytes) for s in X
+    ) and len({np.shape(s) for s in X}) > 1:
+        arr = _stack_ragged(list(X), name)
+        ndim = 3
+    else:
+        if hasattr(X, "dtype") and np.issubdtype(np.asarray(X).dtype, np.complexfloating):
+            raise ValueError(f"Complex data not supported in {name}.")
+        arr = check_array(
+            X,
+            ensure_2d=False,
+            allow_nd=True,
+            dtype=np.float64,
+            ensure_all_finite=False,
+            input_name=name,
+        )
+        ndim = arr.ndim
+        if arr.ndim == 1:
+            raise ValueError(
+                f"Expected 2D (n_instances, n_timepoints) or 3D (n_instances, n_channels, "
+                f"n_timepoints) array for {name}, got 1D array of shape {arr.shape}. "
+                "Reshape your data with X.reshape(1, -1) if it is one series."
+            )
+        if arr.ndim == 2:
+            arr = arr[:, None, :]
+        elif arr.ndim != 3:
+            raise ValueError(
+                f"Expected a 2D or 3D array for {name}, got {arr.ndim}D of shape {arr.shape}."
+            )
+    n, c, t = arr.shape
+    if n == 0 or c == 0 or t == 0:
+        raise ValueError(
+            f"{name} is empty: shape {arr.shape} needs at least 1 instance, 1 channel and "
+            "1 timepoint."
+        )
+    if np.isinf(arr).any():
+        raise ValueError(
+            f"{name} contains infinity; only NaN is accepted as a missing value."
+        )
+    missing = np.isnan(arr)
+    if missing.all(axis=(1, 2)).any():
+        bad = np.flatnonzero(missing.all(axis=(1, 2)))[:5].tolist()
+        raise ValueError(
+            f"{name} has series with no observed value at all (instances {bad}); "
+            "remove them."
+        )
+    last_observed = t - np.argmax(~missing.all(axis=1)[:, ::-1], axis=1)
+    info = PanelInfo(
+        n_channels=c,
+        n_timepoints=t,
+        equal_length=bool((last_observed == t).all()),
+        has_missing=bool(missing.any()),
+        ndim=ndim,
+    )
+    return np.ascontiguousarray(arr, dtype=np.float32), info
+
+
+def check_labels(y, n_instances: int) -> np.ndarray:
+    """Validate classification targets: 1D, finite, same length as ``X``."""
+    from sklearn.utils.multiclass import check_classification_targets
+    from sklearn.utils.validation import column_or_1d
+
+    if y is None:
+        raise ValueError(
+            "This classifier requires y to be passed, but the target y is None."
+        )
+    y = check_array(y, ensure_2d=False, dtype=None, input_name="y")
+    y = column_or_1d(y, warn=True)
+    check_classification_targets(y)
+    if y.shape[0] != n_instances:
+        raise ValueError(
+            f"X and y have inconsistent numbers of instances: X has {n_instances}, "
+            f"y has {y.shape[0]}."
+        )
+    return y
+
+
+class Normalizer:
+    """Per-channel standardisation whose statistics come from the training data only.
+
+    ``mode="global"`` stores one mean and standard deviation per channel, computed on
+    the observed values of the training panel. ``mode="instance"`` standardises each
+    series on its own (nothing is learned). ``mode=None`` leaves values as they are.
+    A floor on the standard deviation keeps constant channels finite.
+    """
+
+    def __init__(self, mode: str | None = "global", eps: float = 1e-5):
+        if mode not in ("global", "instance", None):
+            raise ValueError(
+                f"normalize must be 'global', 'instance' or None, got {mode!r}."
+            )
+        self.mode = mode
+        self.eps = eps
+
+    def fit(self, X: np.ndarray) -> Normalizer:
+        if self.mode == "global":
+            with np.errstate(all="ignore"):
+                self.mean_ = np.nanmean(X, axis=(0, 2)).astype(np.float32)
+                self.std_ = np.nanstd(X, axis=(0, 2)).astype(np.float32)
+            self.mean_ = np.nan_to_num(self.mean_)
+            self.std_ = np.maximum(np.nan_to_num(self.std_), self.eps)
+        return self
+
+    def transform(self, X: np.ndarray) -> np.ndarray:
+        if self.mode == "global":
+            return (X - self.mean_[None, :, None]) / self.std_[None, :, None]
+        if self.mode == "instance":
+            import warnings
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                mean = np.nanmean(X, axis=2, keepdims=True)
+                std = np.nanstd(X, axis=2, keepdims=True)
+            mean = np.nan_to_num(mean)
+            std = np.maximum(np.nan_to_num(std), self.eps)
+            return ((X - mean) / std).astype(np.float32)
+        return X
+
+    def state(self) -> dict:
+        """Fitted statistics as plain lists, for JSON persistence."""
+        if self.mode != "global":
+            return {"mode": self.mode}
+        return {"mode": self.mode, "mean": self.mean_.tolist(), "std": self.std_.tolist()}

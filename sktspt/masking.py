@@ -1,0 +1,126 @@
+"""Masking objectives for self-pretraining.
+
+Each objective maps a batch shape ``(n, c, t)`` to a boolean mask of that shape
+(True = hidden). Masks are drawn on the batch's device from a ``torch.Generator``,
+vectorised over the whole batch, so the same seed gives the same masks.
+
+- ``random``: every value hidden independently with probability ``mask_ratio``.
+- ``span``: per channel, contiguous runs of geometric length with mean ``mean_span``
+  (Zerveas et al. 2021), overall ratio ``mask_ratio``.
+- ``block``: ``span`` drawn once per series and applied to all channels, so the model
+  must infer from context in time rather than copy a neighbouring channel.
+- ``channel``: whole channels hidden, never all of a series' channels, so the model
+  must infer one modality from the others.
+- ``mixed``: one of the four drawn per batch.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+__all__ = ["MASKINGS", "make_mask", "random_mask", "span_mask", "block_mask", "channel_mask"]
+
+MASKINGS = ("random", "span", "block", "channel", "mixed")
+
+
+def _uniform(shape, generator: torch.Generator, device) -> torch.Tensor:
+    return torch.rand(shape, generator=generator, device=device)
+
+
+def random_mask(shape, mask_ratio: float, generator: torch.Generator, device=None) -> torch.Tensor:
+    """Hide each value independently with probability ``mask_ratio``."""
+    return _uniform(shape, generator, device) < mask_ratio
+
+
+def _geometric(shape, mean: float, generator, device) -> torch.Tensor:
+    """Geometric lengths (support 1, 2, ...) with the given mean, by inverse CDF."""
+    if mean <= 1.0:
+        return torch.ones(shape, device=device)
+    p = 1.0 / mean
+    u = _uniform(shape, generator, device).clamp_min(1e-12)
+    return torch.floor(torch.log(u) / math.log1p(-p)) + 1.0
+
+
+def span_mask(
+    shape, mask_ratio: float, mean_span: float, generator: torch.Generator, device=None
+) -> torch.Tensor:
+    """Alternating hidden / visible runs of geometric length per row.
+
+    Hidden runs have mean ``mean_span`` and visible runs mean
+    ``mean_span * (1 - r) / r``, so the stationary hidden fraction is ``r``. The
+    first run is hidden with probability ``r``. All rows are drawn at once: run
+    lengths are accumulated and each time step finds its run by ``searchsorted``.
+    """
+    *lead, t = shape
+    rows = math.prod(lead) if lead else 1
+    r = float(mask_ratio)
+    if r <= 0.0:
+        return torch.zeros(shape, dtype=torch.bool, device=device)
+    if r >= 1.0:
+        return torch.ones(shape, dtype=torch.bool, device=device)
+    mean_visible = mean_span * (1.0 - r) / r
+    n_runs = 2 * (int(t / (1.0 + min(mean_span, mean_visible))) + 8)
+    hidden_len = _geometric((rows, n_runs // 2), mean_span, generator, device)
+    visible_len = _geometric((rows, n_runs // 2), mean_visible, generator, device)
+    start_hidden = _uniform((rows, 1), generator, device) < r
+    # Runs alternate; which kind comes first depends on start_hidden.
+    first = torch.where(start_hidden, hidden_len, visible_len)
+    second = torch.where(start_hidden, visible_len, hidden_len)
+    lengths = torch.stack([first, second], dim=2).reshape(rows, n_runs)
+    # A random phase inside the first run keeps the process stationary at t=0.
+    lengths[:, 0] = torch.ceil(lengths[:, 0] * _uniform((rows,), generator, device))
+    ends = torch.cumsum(lengths, dim=1)
+    steps = torch.arange(t, device=device, dtype=ends.dtype).expand(rows, t).contiguous()
+    run = torch.searchsorted(ends, steps, right=True)
+    hidden = (run % 2 == 0) == start_hidden
+    return hidden.reshape(shape)
+
+
+def block_mask(
+    shape, mask_ratio: float, mean_span: float, generator: torch.Generator, device=None
+) -> torch.Tensor:
+    """The same hidden time spans in every channel of a series."""
+    n, c, t = shape
+    return span_mask((n, 1, t), mask_ratio, mean_span, generator, device).expand(n, c, t)
+
+
+def channel_mask(shape, mask_ratio: float, generator: torch.Generator, device=None) -> torch.Tensor:
+    """Hide whole channels, each with probability ``mask_ratio``, never all of them."""
+    n, c, t = shape
+    if c < 2:
+        raise ValueError("channel masking needs at least 2 channels.")
+    hidden = _uniform((n, c), generator, device) < mask_ratio
+    # Where every channel was drawn hidden, reveal one channel chosen at random.
+    keep = torch.randint(0, c, (n,), generator=generator, device=device)
+    all_hidden = hidden.all(dim=1)
+    reveal = torch.nn.functional.one_hot(keep, c).bool() & all_hidden[:, None]
+    hidden = hidden & ~reveal
+    return hidden[:, :, None].expand(n, c, t)
+
+
+def make_mask(
+    kind: str,
+    shape,
+    mask_ratio: float,
+    mean_span: float,
+    generator: torch.Generator,
+    device=None,
+) -> torch.Tensor:
+    """Draw a mask of the named objective. ``channel`` on one channel becomes ``span``."""
+    if kind == "mixed":
+        choices = ("random", "span", "block", "channel")[: 4 if shape[1] > 1 else 3]
+        idx = int(torch.randint(0, len(choices), (1,), generator=generator, device=device).item())
+        kind = choices[idx]
+    if kind == "random":
+        return random_mask(shape, mask_ratio, generator, device)
+    if kind == "span":
+        return span_mask(shape, mask_ratio, mean_span, generator, device)
+    if kind == "block":
+        return block_mask(shape, mask_ratio, mean_span, generator, device)
+    if kind == "channel":
+        if shape[1] < 2:
+            return span_mask(shape, mask_ratio, mean_span, generator, device)
+        return channel_mask(shape, mask_ratio, generator, device)
+    raise ValueError(f"masking must be one of {MASKINGS}, got {kind!r}.")

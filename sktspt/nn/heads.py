@@ -1,0 +1,58 @@
+"""Task heads and the two networks the estimators train."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from .encoder import TransformerEncoder, masked_mean, unpatchify
+
+__all__ = ["ReconstructionModel", "ClassificationModel", "split_input"]
+
+
+def split_input(X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """NaN-coded input -> (values with zeros for NaN, observed mask)."""
+    observed = ~torch.isnan(X)
+    return torch.nan_to_num(X, nan=0.0), observed
+
+
+class ReconstructionModel(nn.Module):
+    """Encoder plus a linear head that maps each token back to its patch values.
+
+    ``forward(X, hidden)`` reconstructs the whole series ``(n, c, t)`` from the input
+    with ``hidden`` values removed; the loss looks only at hidden, observed values.
+    """
+
+    def __init__(self, **encoder_kwargs):
+        super().__init__()
+        self.encoder = TransformerEncoder(**encoder_kwargs)
+        e = self.encoder
+        self.head = nn.Linear(e.d_model, e.n_channels * e.patch_size)
+
+    def forward(self, X: torch.Tensor, hidden: torch.Tensor | None = None) -> torch.Tensor:
+        x, observed = split_input(X)
+        available = observed if hidden is None else observed & ~hidden
+        h, _ = self.encoder(x, available, observed)
+        return unpatchify(self.head(h), self.encoder.n_channels, self.encoder.patch_size)
+
+    def embed(self, X: torch.Tensor) -> torch.Tensor:
+        x, observed = split_input(X)
+        return masked_mean(*self.encoder(x, observed, observed))
+
+
+class ClassificationModel(nn.Module):
+    """Encoder, mean pooling over non-padding tokens, and a linear classifier (logits)."""
+
+    def __init__(self, n_classes: int, head_dropout: float = 0.0, **encoder_kwargs):
+        super().__init__()
+        self.encoder = TransformerEncoder(**encoder_kwargs)
+        self.head = nn.Sequential(
+            nn.Dropout(head_dropout), nn.Linear(self.encoder.d_model, n_classes)
+        )
+
+    def embed(self, X: torch.Tensor) -> torch.Tensor:
+        x, observed = split_input(X)
+        return masked_mean(*self.encoder(x, observed, observed))
+
+    def forward(self, X: torch.Tensor) -> torch.Tensor:
+        return self.head(self.embed(X))

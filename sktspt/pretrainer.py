@@ -1,0 +1,176 @@
+"""SPTPretrainer: self-pretraining of a time-series transformer, as a transformer."""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+from ._base import EmbeddingTransformerMixin, SPTBase
+
+__all__ = ["SPTPretrainer"]
+
+
+class SPTPretrainer(EmbeddingTransformerMixin, SPTBase):
+    """Self-pretrain a transformer encoder on unlabelled time series.
+
+    ``fit`` hides part of each series (see ``masking``) and trains the encoder to
+    reconstruct the hidden values; the loss counts only values that were hidden and
+    observed. ``transform`` returns pooled embeddings. A fitted pretrainer can seed an
+    :class:`~sktspt.SPTClassifier` through its ``pretrainer`` parameter.
+
+    Parameters
+    ----------
+    depth : int, default=3
+        Number of transformer layers.
+    d_model : int, default=64
+        Width of the token representations.
+    n_heads : int, default=4
+        Attention heads; must divide ``d_model``.
+    dim_feedforward : int, default=128
+        Hidden width of each layer's feed-forward block.
+    dropout : float, default=0.1
+        Dropout in attention and feed-forward blocks.
+    patch_size : int or "auto", default="auto"
+        Time steps per token (all channels of a patch form one token). ``"auto"``
+        keeps about 32 tokens per series, so long series stay cheap.
+    positional : {"sinusoidal", "learned", "rotary", "alibi", "none"}, default="sinusoidal"
+        Positional encoding. ``rotary`` and ``alibi`` are relative (locality priors).
+    normalize : {"global", "instance"} or None, default="global"
+        ``"global"``: per-channel statistics of the training data (part of the fitted
+        state); ``"instance"``: each series standardised on its own.
+    masking : {"random", "span", "block", "channel", "mixed"}, default="span"
+        Masking objective, see :mod:`sktspt.masking`.
+    mask_ratio : float, default=0.3
+        Fraction of values hidden.
+    mean_span : float or None, default=None
+        Mean length of hidden runs for ``span`` and ``block``; None uses
+        ``max(3, patch_size)``.
+    max_epochs : int, default=100
+        Pretraining epochs.
+    lr : float, default=1e-3
+        Peak learning rate of AdamW (linear warm-up, cosine decay per batch).
+    weight_decay : float, default=0.01
+        AdamW weight decay.
+    batch_size : int, default=16
+        Series per batch.
+    validation_fraction : float, default=0.2
+        Part of the training data held out to pick the best epoch (by reconstruction
+        loss on fixed masks). 0 keeps the last epoch.
+    patience : int or None, default=None
+        Stop after this many epochs without improvement; None runs all epochs.
+    callbacks : list or None, default=None
+        Extra skorch callbacks (instances or ``(name, callback)`` tuples).
+    device : str, default="cpu"
+        Torch device; ``"auto"`` picks CUDA when available.
+    random_state : int, RandomState or None, default=None
+        Seeds weights, masks, shuffling and the validation split.
+    verbose : int, default=0
+        skorch's epoch log when > 0.
+
+    Attributes
+    ----------
+    net_ : MaskedPretrainNet
+        The fitted skorch net.
+    encoder_ : TransformerEncoder
+        The pretrained encoder.
+    history_ : skorch.History
+        Per-epoch training (and validation) reconstruction loss.
+    encoder_kwargs_ : dict
+        Architecture of ``encoder_`` (after ``"auto"`` choices were made).
+    normalizer_ : Normalizer
+        Normalisation statistics fitted on the training data.
+    n_channels_, n_timepoints_, patch_size_ : int
+        Shape facts fixed at fit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sktspt import SPTPretrainer
+    >>> X = np.random.default_rng(0).normal(size=(20, 2, 48))
+    >>> pre = SPTPretrainer(depth=1, d_model=16, max_epochs=2, random_state=0).fit(X)
+    >>> pre.transform(X).shape
+    (20, 16)
+    """
+
+    def __init__(
+        self,
+        depth=3,
+        d_model=64,
+        n_heads=4,
+        dim_feedforward=128,
+        dropout=0.1,
+        patch_size="auto",
+        positional="sinusoidal",
+        normalize="global",
+        masking="span",
+        mask_ratio=0.3,
+        mean_span=None,
+        max_epochs=100,
+        lr=1e-3,
+        weight_decay=0.01,
+        batch_size=16,
+        validation_fraction=0.2,
+        patience=None,
+        callbacks=None,
+        device="cpu",
+        random_state=None,
+        verbose=0,
+    ):
+        self.depth = depth
+        self.d_model = d_model
+        self.n_heads = n_heads
+        self.dim_feedforward = dim_feedforward
+        self.dropout = dropout
+        self.patch_size = patch_size
+        self.positional = positional
+        self.normalize = normalize
+        self.masking = masking
+        self.mask_ratio = mask_ratio
+        self.mean_span = mean_span
+        self.max_epochs = max_epochs
+        self.lr = lr
+        self.weight_decay = weight_decay
+        self.batch_size = batch_size
+        self.validation_fraction = validation_fraction
+        self.patience = patience
+        self.callbacks = callbacks
+        self.device = device
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def fit(self, X, y=None) -> SPTPretrainer:
+        """Self-pretrain on ``X``; ``y`` is ignored."""
+        X, _ = self._fit_input(X)
+        seed = self._seed()
+        with self._seeded(seed):
+            self.net_ = self._pretrain(self._prepare(X), self.max_epochs, seed, self.callbacks)
+        self.encoder_ = self.net_.module_.encoder
+        self.encoder_kwargs_ = self._encoder_kwargs()
+        self.history_ = self.net_.history
+        return self
+
+    def transform(self, X) -> np.ndarray:
+        """Pooled embeddings ``(n_instances, d_model)`` of ``X``."""
+        check_is_fitted(self, "net_")
+        return self._embed(self.net_.module_, self._input(X))
+
+    def reconstruct(self, X, hidden=None) -> np.ndarray:
+        """Reconstruction of ``X`` (in normalised units) with ``hidden`` values removed."""
+        import torch
+
+        check_is_fitted(self, "net_")
+        Xp = self._input(X)
+        module = self.net_.module_
+        module.eval()
+        with torch.no_grad():
+            h = None if hidden is None else torch.as_tensor(hidden, dtype=torch.bool)
+            if h is not None and h.shape[-1] < Xp.shape[-1]:
+                h = torch.nn.functional.pad(h, (0, Xp.shape[-1] - h.shape[-1]))
+            xb = torch.from_numpy(Xp).to(self._device)
+            out = module(xb, None if h is None else h.to(self._device))
+        return out[..., : self._len(X)].cpu().numpy()
+
+    def _len(self, X) -> int:
+        from .data import check_panel
+
+        return check_panel(X)[1].n_timepoints
