@@ -112,10 +112,15 @@ class SPTBase(BaseEstimator):
                 f"series of length {self.n_timepoints_}. Fit on series of unequal length "
                 "(or NaN-padded) for a model that accepts other lengths."
             )
-        n_tokens = math.ceil(info.n_timepoints / self.patch_size_)
+        # Padding after the last observed value changes nothing the network sees (padding
+        # tokens are never attended to or pooled), so drop it rather than let it count
+        # against the learned positions.
+        observed_steps = ~np.isnan(X).all(axis=(0, 1))
+        X = X[:, :, : len(observed_steps) - int(np.argmax(observed_steps[::-1]))]
+        n_tokens = math.ceil(X.shape[2] / self.patch_size_)
         if self.positional == "learned" and n_tokens > self.max_tokens_:
             raise ValueError(
-                f"X has series of length {info.n_timepoints} ({n_tokens} tokens) but learned "
+                f"X has series of length {X.shape[2]} ({n_tokens} tokens) but learned "
                 f"positions cover at most {self.max_tokens_} tokens."
             )
         return self._prepare(X)
@@ -224,7 +229,10 @@ class SPTBase(BaseEstimator):
             mask_seed=seed,
             **{f"module__{k}": v for k, v in self._encoder_kwargs().items()},
         )
-        net.fit(X, None)
+        if epochs > 0:
+            net.fit(X, None)
+        else:
+            net.initialize()
         return net
 
     def _mean_span(self) -> float:

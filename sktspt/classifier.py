@@ -192,7 +192,8 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
             self.net_.initialize()
             if encoder_state is not None:
                 self.net_.module_.encoder.load_state_dict(encoder_state)
-            self.net_.partial_fit(Xp, y_enc)
+            if self.max_epochs > 0:
+                self.net_.partial_fit(Xp, y_enc)
         self.encoder_ = self.net_.module_.encoder
         self.history_ = self.net_.history
         return self

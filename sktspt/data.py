@@ -103,7 +103,9 @@ def check_panel(X, name: str = "X") -> tuple[np.ndarray, PanelInfo]:
         raise TypeError(f"{name} must be an array of time series, got a string.")
     if _is_pandas(X) and _is_table(X):
         X = X.to_numpy()
-    if _is_pandas(X):
+    # sktime's "df-list": one (time x channels) frame per series, not (channels x time).
+    df_list = isinstance(X, list) and len(X) > 0 and all(_is_pandas(s) for s in X)
+    if _is_pandas(X) or df_list:
         arr = _stack_ragged(_from_sktime(X), name)
         ndim = 3
     elif isinstance(X, list | tuple) and len(X) > 0 and all(

@@ -86,15 +86,29 @@ def block_mask(
     return span_mask((n, 1, t), mask_ratio, mean_span, generator, device).expand(n, c, t)
 
 
-def channel_mask(shape, mask_ratio: float, generator: torch.Generator, device=None) -> torch.Tensor:
-    """Hide whole channels, each with probability ``mask_ratio``, never all of them."""
+def channel_mask(
+    shape, mask_ratio: float, generator: torch.Generator, device=None, observed=None
+) -> torch.Tensor:
+    """Hide whole channels, each with probability ``mask_ratio``, never all of them.
+
+    With ``observed`` (boolean, ``shape``), a channel with no observed value in a series
+    is never hidden and never counts as visible: at least one *observed* channel of each
+    series stays visible, so the model always has something to infer from.
+    """
     n, c, t = shape
     if c < 2:
         raise ValueError("channel masking needs at least 2 channels.")
     hidden = _uniform((n, c), generator, device) < mask_ratio
     # Where every channel was drawn hidden, reveal one channel chosen at random.
-    keep = torch.randint(0, c, (n,), generator=generator, device=device)
-    all_hidden = hidden.all(dim=1)
+    if observed is None:
+        keep = torch.randint(0, c, (n,), generator=generator, device=device)
+        all_hidden = hidden.all(dim=1)
+    else:
+        has = observed.reshape(n, c, -1).any(dim=2)
+        hidden = hidden & has
+        scores = torch.where(has, _uniform((n, c), generator, device), -1.0)
+        keep = scores.argmax(dim=1)
+        all_hidden = ~(has & ~hidden).any(dim=1)
     reveal = torch.nn.functional.one_hot(keep, c).bool() & all_hidden[:, None]
     hidden = hidden & ~reveal
     return hidden[:, :, None].expand(n, c, t)
@@ -107,20 +121,25 @@ def make_mask(
     mean_span: float,
     generator: torch.Generator,
     device=None,
+    observed=None,
 ) -> torch.Tensor:
-    """Draw a mask of the named objective. ``channel`` on one channel becomes ``span``."""
+    """Draw a mask of the named objective. ``channel`` on one channel becomes ``span``.
+
+    ``observed`` (boolean, ``shape``), when given, marks the values that exist: the mask
+    then never includes a missing or padding value, so those never count as hidden.
+    """
     if kind == "mixed":
         choices = ("random", "span", "block", "channel")[: 4 if shape[1] > 1 else 3]
         idx = int(torch.randint(0, len(choices), (1,), generator=generator, device=device).item())
         kind = choices[idx]
     if kind == "random":
-        return random_mask(shape, mask_ratio, generator, device)
-    if kind == "span":
-        return span_mask(shape, mask_ratio, mean_span, generator, device)
-    if kind == "block":
-        return block_mask(shape, mask_ratio, mean_span, generator, device)
-    if kind == "channel":
-        if shape[1] < 2:
-            return span_mask(shape, mask_ratio, mean_span, generator, device)
-        return channel_mask(shape, mask_ratio, generator, device)
-    raise ValueError(f"masking must be one of {MASKINGS}, got {kind!r}.")
+        mask = random_mask(shape, mask_ratio, generator, device)
+    elif kind == "span" or (kind == "channel" and shape[1] < 2):
+        mask = span_mask(shape, mask_ratio, mean_span, generator, device)
+    elif kind == "block":
+        mask = block_mask(shape, mask_ratio, mean_span, generator, device)
+    elif kind == "channel":
+        mask = channel_mask(shape, mask_ratio, generator, device, observed)
+    else:
+        raise ValueError(f"masking must be one of {MASKINGS}, got {kind!r}.")
+    return mask if observed is None else mask & observed

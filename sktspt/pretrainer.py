@@ -164,11 +164,15 @@ class SPTPretrainer(EmbeddingTransformerMixin, SPTBase):
         module.eval()
         with torch.no_grad():
             h = None if hidden is None else torch.as_tensor(hidden, dtype=torch.bool)
-            if h is not None and h.shape[-1] < Xp.shape[-1]:
+            if h is not None:
+                h = h[..., : Xp.shape[-1]]
                 h = torch.nn.functional.pad(h, (0, Xp.shape[-1] - h.shape[-1]))
             xb = torch.from_numpy(Xp).to(self._device)
             out = module(xb, None if h is None else h.to(self._device))
-        return out[..., : self._len(X)].cpu().numpy()
+        out = out[..., : self._len(X)].cpu().numpy()
+        # Time points after the panel's last observed value were dropped as padding.
+        pad = self._len(X) - out.shape[-1]
+        return np.pad(out, ((0, 0), (0, 0), (0, pad)), constant_values=np.nan) if pad else out
 
     def _len(self, X) -> int:
         from .data import check_panel

@@ -65,8 +65,10 @@ class MaskedPretrainNet(NeuralNet):
         return torch.Generator(device=device).manual_seed(int(seed))
 
     def draw_mask(self, X: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+        """A fresh mask for NaN-coded ``X`` that hides observed values only."""
         return make_mask(
-            self.masking, tuple(X.shape), self.mask_ratio, self.mean_span, generator, X.device
+            self.masking, tuple(X.shape), self.mask_ratio, self.mean_span, generator, X.device,
+            observed=~torch.isnan(X),
         )
 
     def _masked_step(self, batch, generator, training, **fit_params):

@@ -136,6 +136,9 @@ class TransformerEncoder(nn.Module):
     of ``patch_size``) and a boolean ``available`` mask of the same shape, and
     returns token states ``(n, k, d_model)`` and ``keep`` ``(n, k)``: which tokens
     hold at least one observed value (the rest are padding).
+
+    ``architecture`` picks the layer: ``"transformer"`` (:class:`EncoderLayer`),
+    ``"crate"`` or ``"attention_only"`` (white-box layers, :mod:`sktspt.nn.whitebox`).
     """
 
     def __init__(
@@ -149,8 +152,12 @@ class TransformerEncoder(nn.Module):
         dim_feedforward: int = 128,
         dropout: float = 0.1,
         positional: str = "sinusoidal",
+        architecture: str = "transformer",
     ):
         super().__init__()
+        # whitebox builds its layers on this module's attention, hence the late import.
+        from .whitebox import encoder_layer
+
         if positional not in POSITIONALS:
             raise ValueError(f"positional must be one of {POSITIONALS}, got {positional!r}.")
         self.n_channels = n_channels
@@ -164,7 +171,7 @@ class TransformerEncoder(nn.Module):
         else:
             self.position = nn.Identity()
         self.layers = nn.ModuleList(
-            EncoderLayer(d_model, n_heads, dim_feedforward, dropout, positional)
+            encoder_layer(architecture, d_model, n_heads, dim_feedforward, dropout, positional)
             for _ in range(depth)
         )
         self.norm = nn.LayerNorm(d_model)
