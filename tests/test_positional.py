@@ -86,6 +86,22 @@ def test_shift_invariance_separates_relative_from_absolute(positional):
     assert same == (positional in ("rotary", "alibi", "none"))
 
 
+@pytest.mark.parametrize("positional", POSITIONALS)
+def test_inspected_weights_are_the_ones_the_forward_pass_uses(positional):
+    """``attention_weights`` (explicit softmax) must match the fused SDPA forward, or
+    everything measured on attention maps describes a different network."""
+    torch.manual_seed(0)
+    attn = SelfAttention(d_model=16, n_heads=2, dropout=0.0, positional=positional).eval()
+    x = torch.randn(3, 7, 16)
+    keep = torch.ones(3, 7, dtype=torch.bool)
+    keep[1, 4:] = False
+    with torch.no_grad():
+        _, _, v = attn._qkv(x)
+        w = attn.attention_weights(x, keep)
+        by_hand = attn.out((w @ v).transpose(1, 2).reshape(3, 7, 16))
+        assert torch.allclose(attn(x, keep), by_hand, atol=1e-5)
+
+
 # --- ALiBi -------------------------------------------------------------------------------
 @pytest.mark.parametrize("n_heads", [1, 3, 4, 8])
 def test_alibi_slopes_positive_distinct_geometric(n_heads):

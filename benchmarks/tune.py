@@ -1,0 +1,92 @@
+"""Tune SPTClassifier defaults on training data only.
+
+Each configuration is scored by stratified k-fold cross-validation on the *training split*
+of each dataset (the test split is never read), for SPT and for the same network from
+scratch at equal total epochs. Results are appended to a CSV, one row per
+(config, dataset, model, fold), so what was tried stays on record.
+
+    python benchmarks/tune.py --configs base ratio50 --datasets GunPoint ArrowHead
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import time
+
+import numpy as np
+import torch
+from joblib import Parallel, delayed
+from sklearn.model_selection import StratifiedKFold
+from sktime.datasets import load_UCR_UEA_dataset
+
+from sktspt import SPTClassifier
+
+CONFIGS: dict[str, dict] = {
+    "base": {},
+    "ratio50": {"mask_ratio": 0.5},
+    "random": {"masking": "random", "mask_ratio": 0.5},
+    "noval": {"validation_fraction": 0.0},
+    "pre200": {"pretrain_epochs": 200},
+    "tokens64": {"patch_tokens": 64},
+}
+
+
+def load(name: str):
+    return load_UCR_UEA_dataset(name, split="train", return_X_y=True, return_type="numpy3D")
+
+
+def fit_score(params: dict, X, y, train, test, scratch: bool, seed: int) -> float:
+    torch.set_num_threads(1)
+    params = dict(params)
+    tokens = params.pop("patch_tokens", None)
+    if tokens:
+        params["patch_size"] = max(1, int(np.ceil(X.shape[2] / tokens)))
+    if scratch:
+        params["max_epochs"] = params.get("max_epochs", 100) + params.get("pretrain_epochs", 100)
+        params["pretrain_epochs"] = 0
+    clf = SPTClassifier(random_state=seed, **params).fit(X[train], y[train])
+    return clf.score(X[test], y[test])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--configs", nargs="+", default=list(CONFIGS))
+    parser.add_argument("--datasets", nargs="+", default=["GunPoint", "ArrowHead", "ItalyPowerDemand"])
+    parser.add_argument("--folds", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--n-jobs", type=int, default=1)
+    parser.add_argument("--output", default="results/tuning.csv")
+    args = parser.parse_args()
+    os.makedirs(os.path.dirname(args.output) or ".", exist_ok=True)
+    new = not os.path.exists(args.output)
+    with open(args.output, "a", newline="") as f:
+        writer = csv.writer(f)
+        if new:
+            writer.writerow(["config", "dataset", "model", "fold", "cv_accuracy", "seconds"])
+        for config in args.configs:
+            for name in args.datasets:
+                X, y = load(name)
+                folds = StratifiedKFold(args.folds, shuffle=True, random_state=args.seed)
+                jobs = [(model, i, tr, te) for model in ("spt", "scratch")
+                        for i, (tr, te) in enumerate(folds.split(X, y))]
+
+                def run(model, i, tr, te):
+                    start = time.perf_counter()
+                    acc = fit_score(CONFIGS[config], X, y, tr, te, model == "scratch", args.seed)
+                    return model, i, acc, time.perf_counter() - start
+
+                for model, i, acc, sec in Parallel(n_jobs=args.n_jobs)(
+                    delayed(run)(*job) for job in jobs
+                ):
+                    writer.writerow([config, name, model, i, f"{acc:.4f}", f"{sec:.1f}"])
+                    f.flush()
+                rows = [r for r in csv.reader(open(args.output)) if r[0] == config and r[1] == name]
+                for model in ("spt", "scratch"):
+                    accs = [float(r[4]) for r in rows if r[2] == model]
+                    print(f"{config:10s} {name:18s} {model:8s} {np.mean(accs):.3f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

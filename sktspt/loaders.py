@@ -1,0 +1,64 @@
+"""Batches sliced from whole tensors instead of per-sample ``Dataset.__getitem__`` calls.
+
+skorch's default ``DataLoader`` indexes and collates one series at a time; for the small
+models this package trains, that Python overhead costs as much as the model. The whole
+training set is turned into one tensor once, and each batch is a single indexing op.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+from torch.utils.data import Subset
+
+__all__ = ["TensorBatchIterator"]
+
+
+def _as_tensors(dataset) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """``(X, y)`` tensors of a skorch ``Dataset`` or a ``Subset`` of one (from ValidSplit)."""
+    cached = getattr(dataset, "_sktspt_tensors", None)
+    if cached is not None:
+        return cached
+    indices = None
+    base = dataset
+    if isinstance(dataset, Subset):
+        base, indices = dataset.dataset, np.asarray(dataset.indices)
+    X = torch.as_tensor(np.asarray(base.X))
+    y = None if base.y is None else torch.as_tensor(np.asarray(base.y))
+    if indices is not None:
+        X = X[indices]
+        y = None if y is None else y[indices]
+    if torch.cuda.is_available():
+        X = X.pin_memory()
+    dataset._sktspt_tensors = (X, y)
+    return X, y
+
+
+class TensorBatchIterator:
+    """Iterate over ``(X_batch, y_batch)`` slices of a dataset held as tensors.
+
+    Accepts the arguments skorch passes to ``iterator_train`` / ``iterator_valid``;
+    ``shuffle`` draws a permutation from torch's global generator (seeded by the
+    estimators), so batches are reproducible.
+    """
+
+    def __init__(self, dataset, batch_size: int = 16, shuffle: bool = False, **kwargs):
+        self.dataset = dataset
+        self.batch_size = batch_size
+        self.shuffle = shuffle
+
+    def __len__(self) -> int:
+        return math.ceil(len(self.dataset) / self.batch_size)
+
+    def __iter__(self):
+        X, y = _as_tensors(self.dataset)
+        n = len(X)
+        order = torch.randperm(n) if self.shuffle else None
+        for start in range(0, n, self.batch_size):
+            if order is None:
+                idx = slice(start, start + self.batch_size)
+            else:
+                idx = order[start : start + self.batch_size]
+            yield X[idx], (torch.zeros(0) if y is None else y[idx])
