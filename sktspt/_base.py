@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import math
+import os
 import warnings
 from contextlib import contextmanager
+from functools import cache
 
 import numpy as np
 import torch
@@ -14,12 +16,24 @@ from sklearn.utils.validation import check_is_fitted
 from skorch.callbacks import EarlyStopping, GradientNormClipping, LRScheduler
 from skorch.dataset import ValidSplit
 
+from .callbacks import (
+    RESUME_CALLBACK,
+    EpochCheckpoint,
+    FiniteLoss,
+    fingerprint_arrays,
+    open_run,
+    stopped_early,
+)
 from .data import Normalizer, PanelInfo, check_panel
+from .loaders import TensorBatchIterator
 from .masking import MASKINGS
+from .nn.heads import LeJEPAModel, ReconstructionModel
 from .nn.positional import POSITIONALS
-from .training import MaskedPretrainNet, WarmupCosine
+from .nn.whitebox import ARCHITECTURES
+from .training import LeJEPANet, MaskedPretrainNet, MaskedSigRegNet, WarmupCosine
 
 TARGET_TOKENS = 32
+PRETRAIN_OBJECTIVES = ("masked", "lejepa", "masked+sigreg")
 
 
 def _silent(*args, **kwargs) -> None:
@@ -30,6 +44,27 @@ def resolve_device(device: str) -> str:
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     return device
+
+
+@cache
+def _has_fused_adamw(device_type: str) -> bool:
+    try:
+        torch.optim.AdamW([torch.zeros(1, device=device_type, requires_grad=True)], fused=True)
+    except Exception:  # an unusable device fails later, with skorch's own message
+        return False
+    return True
+
+
+def fused_adamw_params(device) -> dict:
+    """``{"optimizer__fused": True}`` where torch has a fused AdamW for ``device``, else ``{}``.
+
+    The fused kernel updates every weight in one call instead of a Python loop over the
+    parameter tensors: about a tenth of a training step of these small models on CPU
+    (``benchmarks/speed.py``, levers). CPU support came with torch 2.4, hence the check.
+    """
+    if device is None:
+        return {}
+    return {"optimizer__fused": True} if _has_fused_adamw(torch.device(device).type) else {}
 
 
 class SPTBase(BaseEstimator):
@@ -61,6 +96,57 @@ class SPTBase(BaseEstimator):
             raise ValueError(
                 f"validation_fraction must be in [0, 1), got {self.validation_fraction!r}."
             )
+        self._check_numbers()
+        checkpoint_dir = self.checkpoint_dir
+        if checkpoint_dir is not None and not isinstance(checkpoint_dir, str | os.PathLike):
+            raise TypeError(
+                f"checkpoint_dir must be None or a path, got {type(checkpoint_dir).__name__}."
+            )
+        architecture = self.architecture
+        if architecture not in ARCHITECTURES:
+            raise ValueError(
+                f"architecture must be one of {ARCHITECTURES}, got {architecture!r}."
+            )
+        objective = self.pretrain_objective
+        if objective not in PRETRAIN_OBJECTIVES:
+            raise ValueError(
+                f"pretrain_objective must be one of {PRETRAIN_OBJECTIVES}, got {objective!r}."
+            )
+        lam = self.sigreg_lambda
+        if isinstance(lam, bool) or not isinstance(lam, int | float | np.number) or not (
+            0.0 <= float(lam) <= 1.0
+        ):
+            raise ValueError(f"sigreg_lambda must be a number in [0, 1], got {lam!r}.")
+
+    def _check_numbers(self) -> None:
+        """Ranges that torch would otherwise reject deep inside fit, or not at all."""
+        numbers = {
+            "lr": (lambda v: 0 < v < math.inf, "a positive number"),
+            "weight_decay": (lambda v: 0 <= v < math.inf, "a non-negative number"),
+            "dropout": (lambda v: 0 <= v < 1, "a number in [0, 1)"),
+            "label_smoothing": (lambda v: 0 <= v <= 1, "a number in [0, 1]"),
+            "mean_span": (lambda v: 0 < v < math.inf, "None or a positive number"),
+        }
+        for name, (valid, what) in numbers.items():
+            value = getattr(self, name, None)
+            if value is None and name == "mean_span" or not hasattr(self, name):
+                continue
+            if (isinstance(value, bool) or not isinstance(value, int | float | np.number)
+                    or not valid(value)):
+                raise ValueError(f"{name} must be {what}, got {value!r}.")
+        for name in ("max_epochs", "pretrain_epochs", "patience"):
+            value = getattr(self, name, None)
+            if value is None and name == "patience" or not hasattr(self, name):
+                continue
+            low = 1 if name == "patience" else 0
+            if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
+                kind = "None or a positive" if name == "patience" else "a non-negative"
+                raise ValueError(f"{name} must be {kind} integer, got {value!r}.")
+        if self.device is not None:
+            try:
+                torch.device(resolve_device(self.device))
+            except (RuntimeError, TypeError) as exc:
+                raise ValueError(f"device={self.device!r} is not a torch device: {exc}") from exc
 
     def _resolve_patch_size(self, n_timepoints: int) -> int:
         p = self.patch_size
@@ -144,6 +230,7 @@ class SPTBase(BaseEstimator):
             dim_feedforward=self.dim_feedforward,
             dropout=self.dropout,
             positional=self.positional,
+            architecture=self.architecture,
         )
 
     # --- randomness and device ----------------------------------------------------------
@@ -178,14 +265,50 @@ class SPTBase(BaseEstimator):
             return ValidSplit(frac, stratified=True, random_state=seed)
         return ValidSplit(frac, stratified=False, random_state=seed)
 
-    def _callbacks(self, n_train: int, epochs: int, has_valid: bool, user=()) -> list:
+    def _net_kwargs(
+        self, n: int, epochs: int, seed: int, y=None, callbacks=None, phase: str | None = None
+    ) -> dict:
+        """skorch settings shared by the pretraining and fine-tuning nets.
+
+        AdamW with the warm-up/cosine schedule, whole-tensor batches, and a validation
+        split of the training data (stratified on ``y`` when given) for best-epoch choice.
+        """
+        split = self._train_split(n, seed, y)
+        n_train = n - (math.ceil(n * self.validation_fraction) if split is not None else 0)
+        return dict(
+            optimizer=torch.optim.AdamW,
+            optimizer__weight_decay=self.weight_decay,
+            **fused_adamw_params(self._device),
+            lr=self.lr,
+            max_epochs=epochs,
+            batch_size=self.batch_size,
+            train_split=split,
+            iterator_train=TensorBatchIterator,
+            iterator_train__shuffle=True,
+            iterator_valid=TensorBatchIterator,
+            iterator_valid__batch_size=max(self.batch_size, 256),
+            callbacks=self._callbacks(n_train, epochs, split is not None, callbacks, phase),
+            device=self._device,
+            verbose=self.verbose,
+        )
+
+    def _callbacks(
+        self, n_train: int, epochs: int, has_valid: bool, user=(), phase: str | None = None
+    ) -> list:
+        """Default callbacks; with ``checkpoint_dir`` set, ``phase`` names the checkpoint folder."""
         steps = epochs * max(1, math.ceil(n_train / self.batch_size))
         schedule = WarmupCosine(steps, warmup_steps=min(steps // 10, 100))
+        checkpoint = self._checkpoint(phase)
+        # A resumed phase continues the per-batch schedule where its checkpoint stopped.
+        done = checkpoint.steps_done() if checkpoint is not None else 0
+        resume = {"last_epoch": done - 1} if done else {}
         callbacks = [
             ("lr_schedule", LRScheduler(
-                policy=torch.optim.lr_scheduler.LambdaLR, lr_lambda=schedule, step_every="batch"
+                policy=torch.optim.lr_scheduler.LambdaLR, lr_lambda=schedule, step_every="batch",
+                **resume,
             )),
             ("grad_clip", GradientNormClipping(gradient_clip_value=1.0)),
+            ("finite_loss", FiniteLoss()),
         ]
         if has_valid:
             patience = epochs if self.patience is None else self.patience
@@ -193,12 +316,97 @@ class SPTBase(BaseEstimator):
                 monitor="valid_loss", patience=patience, threshold=0.0, load_best=True,
                 sink=print if self.verbose else _silent,
             )))
-        return callbacks + list(user or ())
+        callbacks += list(user or ())
+        if checkpoint is not None:
+            callbacks.append((RESUME_CALLBACK, checkpoint))
+        return callbacks
 
-    def _pretrain(self, X: np.ndarray, epochs: int, seed: int, callbacks=None) -> MaskedPretrainNet:
-        """Self-pretraining: fit a reconstruction net on prepared (normalised) X."""
+    # --- checkpoints and resuming ---------------------------------------------------------
+    def _checkpoint(self, phase: str | None) -> EpochCheckpoint | None:
+        directory = self.checkpoint_dir
+        if directory is None or phase is None:
+            return None
+        return EpochCheckpoint(os.path.join(os.fspath(directory), phase))
+
+    def _resume_seed(self, seed: int, *arrays) -> int:
+        """With ``checkpoint_dir``: claim it for this fit and return the seed to use.
+
+        The fingerprint covers the parameters that shape training and the data, so a
+        checkpoint is only ever resumed by the fit that wrote it.
+        """
+        directory = self.checkpoint_dir
+        if directory is None:
+            return seed
+        skip = ("checkpoint_dir", "verbose", "callbacks", "device", "warm_start")
+        params = {
+            k: v if isinstance(v, str | int | float | bool | type(None)) else type(v).__name__
+            for k, v in self.get_params(deep=False).items()
+            if k not in skip
+        }
+        arrays = [a if a is None or isinstance(a, np.ndarray) else check_panel(a)[0]
+                  for a in arrays]
+        fingerprint = {"estimator": type(self).__name__, "data": fingerprint_arrays(*arrays)}
+        fingerprint.update(params)
+        return open_run(os.fspath(directory), fingerprint, seed)
+
+    def _train(self, net, X, y, epochs: int, phase: str):
+        """Train ``net`` for ``epochs`` epochs, resuming from its checkpoint if it has one.
+
+        skorch ends ``partial_fit`` quietly on KeyboardInterrupt (Ctrl-C); an
+        interrupted phase is re-raised here, so that a fit never goes on to fine-tune an
+        encoder whose pretraining was cut short, nor reports itself fitted.
+        """
+        if not getattr(net, "initialized_", False):
+            net.initialize()
+        checkpoint = dict(net.callbacks_).get(RESUME_CALLBACK)
+        done = 0
+        if checkpoint is not None:
+            folder, finished = checkpoint.latest()
+            if folder is not None:
+                done = checkpoint.restore(net, folder)
+                if finished:
+                    return net
+        remaining = 0 if stopped_early(net) else max(epochs - done, 0)
+        # Zero epochs still runs on_train_begin/on_train_end (best weights restored).
+        net.partial_fit(X, y, epochs=remaining)
+        if len(net.history) - done < remaining and not stopped_early(net):
+            where = (
+                f"{type(self).__name__}.fit was interrupted in {phase}, in epoch "
+                f"{len(net.history)} of {epochs}."
+            )
+            if checkpoint is None:
+                raise KeyboardInterrupt(
+                    f"{where} Set checkpoint_dir to be able to resume an interrupted fit."
+                )
+            raise KeyboardInterrupt(
+                f"{where} Call fit again with checkpoint_dir={self.checkpoint_dir!r} to "
+                f"resume from epoch {checkpoint.epochs_done()}."
+            )
+        if checkpoint is not None:
+            checkpoint.finish(net)
+        return net
+
+    def save(self, path) -> None:
+        """Save the fitted estimator to one file that loading never executes.
+
+        See :func:`sktspt.persistence.save`; reload with :func:`sktspt.load`.
+        """
+        from .persistence import save
+
+        save(self, path)
+
+    def _pretrain(
+        self, X: np.ndarray, epochs: int, seed: int, callbacks=None, phase: str | None = "pretrain"
+    ) -> MaskedPretrainNet:
+        """Self-pretraining on prepared (normalised) X, with ``pretrain_objective``.
+
+        ``"masked"``: reconstruction of hidden values; ``"masked+sigreg"``: the same plus
+        ``sigreg_lambda * SIGReg`` on pooled embeddings; ``"lejepa"``: LeJEPA on random
+        views. Every net has ``module_.encoder`` and ``module_.embed``.
+        """
+        objective = self.pretrain_objective
         masking = self.masking
-        if masking == "channel" and self.n_channels_ < 2:
+        if masking == "channel" and self.n_channels_ < 2 and objective != "lejepa":
             warnings.warn(
                 "masking='channel' needs at least 2 channels; using 'span' for "
                 "univariate input.",
@@ -206,31 +414,25 @@ class SPTBase(BaseEstimator):
                 stacklevel=3,
             )
             masking = "span"
-        split = self._train_split(len(X), seed)
-        n_train = len(X) - (int(math.ceil(len(X) * self.validation_fraction)) if split else 0)
-        from .nn.heads import ReconstructionModel
-
-        net = MaskedPretrainNet(
-            module=ReconstructionModel,
-            criterion=torch.nn.MSELoss,
-            optimizer=torch.optim.AdamW,
-            optimizer__weight_decay=self.weight_decay,
-            lr=self.lr,
-            max_epochs=epochs,
-            batch_size=self.batch_size,
-            train_split=split,
-            iterator_train__shuffle=True,
-            callbacks=self._callbacks(n_train, epochs, split is not None, callbacks),
-            device=self._device,
-            verbose=self.verbose,
-            masking=masking,
-            mask_ratio=float(self.mask_ratio),
-            mean_span=self._mean_span(),
-            mask_seed=seed,
+        if objective == "lejepa":
+            net_cls, objective_kwargs = LeJEPANet, dict(
+                module=LeJEPAModel, sigreg_lambda=float(self.sigreg_lambda), view_seed=seed
+            )
+        else:
+            net_cls = MaskedSigRegNet if objective == "masked+sigreg" else MaskedPretrainNet
+            objective_kwargs = dict(
+                module=ReconstructionModel, criterion=torch.nn.MSELoss, masking=masking,
+                mask_ratio=float(self.mask_ratio), mean_span=self._mean_span(), mask_seed=seed,
+            )
+            if objective == "masked+sigreg":
+                objective_kwargs["sigreg_lambda"] = float(self.sigreg_lambda)
+        net = net_cls(
+            **self._net_kwargs(len(X), epochs, seed, None, callbacks, phase),
+            **objective_kwargs,
             **{f"module__{k}": v for k, v in self._encoder_kwargs().items()},
         )
         if epochs > 0:
-            net.fit(X, None)
+            self._train(net, X, None, epochs, "pretraining")
         else:
             net.initialize()
         return net

@@ -41,8 +41,14 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
     ----------
     depth, d_model, n_heads, dim_feedforward, dropout, patch_size, positional, normalize
         Network and input handling, as in :class:`~sktspt.SPTPretrainer`.
+    architecture : {"transformer", "crate", "attention_only"}, default="transformer"
+        Encoder layer, as in :class:`~sktspt.SPTPretrainer`.
     masking, mask_ratio, mean_span
         The self-pretraining objective, as in :class:`~sktspt.SPTPretrainer`.
+    pretrain_objective : {"masked", "lejepa", "masked+sigreg"}, default="masked"
+        What pretraining optimises, as in :class:`~sktspt.SPTPretrainer`.
+    sigreg_lambda : float, default=0.05
+        Weight of SIGReg for ``"lejepa"`` and ``"masked+sigreg"``, in ``[0, 1]``.
     pretrain_epochs : int, default=100
         Self-pretraining epochs; 0 trains from scratch.
     max_epochs : int, default=100
@@ -71,6 +77,12 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         Seeds weights, masks, shuffling and validation splits.
     verbose : int, default=0
         skorch's epoch log when > 0.
+    checkpoint_dir : str, path or None, default=None
+        Folder for resumable checkpoints (one per epoch, in each phase). When set, a ``fit`` that
+        was interrupted (Ctrl-C, a killed process) resumes from its last checkpoint when
+        called again with the same data and parameters, losing at most the epoch in
+        progress; a finished fit is reloaded, not retrained. Use one folder per fit: a
+        folder written by a different fit raises ``ValueError``. None writes nothing.
 
     Attributes
     ----------
@@ -109,10 +121,13 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         dropout=0.1,
         patch_size="auto",
         positional="sinusoidal",
+        architecture="transformer",
         normalize="global",
         masking="span",
         mask_ratio=0.3,
         mean_span=None,
+        pretrain_objective="masked",
+        sigreg_lambda=0.05,
         pretrain_epochs=100,
         max_epochs=100,
         lr=1e-3,
@@ -127,6 +142,7 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         device="cpu",
         random_state=None,
         verbose=0,
+        checkpoint_dir=None,
     ):
         self.depth = depth
         self.d_model = d_model
@@ -135,10 +151,13 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         self.dropout = dropout
         self.patch_size = patch_size
         self.positional = positional
+        self.architecture = architecture
         self.normalize = normalize
         self.masking = masking
         self.mask_ratio = mask_ratio
         self.mean_span = mean_span
+        self.pretrain_objective = pretrain_objective
+        self.sigreg_lambda = sigreg_lambda
         self.pretrain_epochs = pretrain_epochs
         self.max_epochs = max_epochs
         self.lr = lr
@@ -153,6 +172,7 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         self.device = device
         self.random_state = random_state
         self.verbose = verbose
+        self.checkpoint_dir = checkpoint_dir
 
     # --- fit --------------------------------------------------------------------------
     def fit(self, X, y, X_unlabeled=None) -> SPTClassifier:
@@ -176,7 +196,7 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
             X, _ = self._fit_input(X)
             self.encoder_kwargs_ = self._encoder_kwargs()
         y_enc = self._fit_labels(y, len(X))
-        seed = self._seed()
+        seed = self._resume_seed(self._seed(), X, y_enc, X_unlabeled)
         Xp = self._prepare(X)
         with self._seeded(seed):
             encoder_state = None
@@ -188,12 +208,13 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
                 pre_net = self._pretrain(pre_X, self.pretrain_epochs, seed)
                 encoder_state = pre_net.module_.encoder.state_dict()
                 self.pretrain_history_ = pre_net.history
-            self.net_ = self._finetune_net(len(Xp), y_enc, seed)
-            self.net_.initialize()
+            net = self._finetune_net(len(Xp), y_enc, seed)
+            net.initialize()
             if encoder_state is not None:
-                self.net_.module_.encoder.load_state_dict(encoder_state)
+                net.module_.encoder.load_state_dict(encoder_state)
             if self.max_epochs > 0:
-                self.net_.partial_fit(Xp, y_enc)
+                self._train(net, Xp, y_enc, self.max_epochs, "fine-tuning")
+        self.net_ = net
         self.encoder_ = self.net_.module_.encoder
         self.history_ = self.net_.history
         return self
@@ -236,24 +257,15 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         t = max(Xp.shape[2], U.shape[2])
         return np.concatenate([_pad_to(Xp, t), _pad_to(U, t)])
 
-    def _finetune_net(self, n: int, y_enc: np.ndarray, seed: int) -> NeuralNetClassifier:
-        split = self._train_split(n, seed, y_enc)
-        n_train = n - (int(np.ceil(n * self.validation_fraction)) if split else 0)
+    def _finetune_net(
+        self, n: int, y_enc: np.ndarray, seed: int, phase: str | None = "finetune"
+    ) -> NeuralNetClassifier:
         return NeuralNetClassifier(
             module=ClassificationModel,
             module__n_classes=len(self.classes_),
             criterion=torch.nn.CrossEntropyLoss,
             criterion__label_smoothing=float(self.label_smoothing),
-            optimizer=torch.optim.AdamW,
-            optimizer__weight_decay=self.weight_decay,
-            lr=self.lr,
-            max_epochs=self.max_epochs,
-            batch_size=self.batch_size,
-            train_split=split,
-            iterator_train__shuffle=True,
-            callbacks=self._callbacks(n_train, self.max_epochs, split is not None, self.callbacks),
-            device=self._device,
-            verbose=self.verbose,
+            **self._net_kwargs(n, self.max_epochs, seed, y_enc, self.callbacks, phase),
             **{f"module__{k}": v for k, v in self.encoder_kwargs_.items()},
         )
 

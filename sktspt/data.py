@@ -104,8 +104,13 @@ def check_panel(X, name: str = "X") -> tuple[np.ndarray, PanelInfo]:
     if _is_pandas(X) and _is_table(X):
         X = X.to_numpy()
     # sktime's "df-list": one (time x channels) frame per series, not (channels x time).
-    df_list = isinstance(X, list) and len(X) > 0 and all(_is_pandas(s) for s in X)
-    if _is_pandas(X) or df_list:
+    df_list = isinstance(X, list) and len(X) > 0 and all(
+        _is_pandas(s) and type(s).__name__ == "DataFrame" for s in X
+    )
+    if df_list:
+        arr = _stack_ragged([f.to_numpy(dtype=np.float64).T for f in X], name)
+        ndim = 3
+    elif _is_pandas(X):
         arr = _stack_ragged(_from_sktime(X), name)
         ndim = 3
     elif isinstance(X, list | tuple) and len(X) > 0 and all(
@@ -146,6 +151,11 @@ def check_panel(X, name: str = "X") -> tuple[np.ndarray, PanelInfo]:
     if np.isinf(arr).any():
         raise ValueError(
             f"{name} contains infinity; only NaN is accepted as a missing value."
+        )
+    # Values beyond float32's range would become infinity in the network's dtype.
+    if arr.dtype.itemsize > 4 and (np.abs(arr) > np.finfo(np.float32).max).any():
+        raise ValueError(
+            f"{name} has values beyond the float32 range (|x| > 3.4e38); rescale it."
         )
     missing = np.isnan(arr)
     if missing.all(axis=(1, 2)).any():
@@ -205,8 +215,15 @@ class Normalizer:
     def fit(self, X: np.ndarray) -> Normalizer:
         if self.mode == "global":
             with np.errstate(all="ignore"):
-                self.mean_ = np.nanmean(X, axis=(0, 2)).astype(np.float32)
-                self.std_ = np.nanstd(X, axis=(0, 2)).astype(np.float32)
+                # In float64, one channel at a time: float32 sums and squares overflow on
+                # large values (and lose precision on long series).
+                mean, std = [], []
+                for i in range(X.shape[1]):
+                    values = X[:, i].astype(np.float64)
+                    mean.append(np.nanmean(values))
+                    std.append(np.nanstd(values))
+                self.mean_ = np.array(mean, dtype=np.float32)
+                self.std_ = np.array(std, dtype=np.float32)
             self.mean_ = np.nan_to_num(self.mean_)
             self.std_ = np.maximum(np.nan_to_num(self.std_), self.eps)
         return self
@@ -219,6 +236,7 @@ class Normalizer:
 
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
+                X = np.asarray(X, dtype=np.float64)  # float32 squares overflow early
                 mean = np.nanmean(X, axis=2, keepdims=True)
                 std = np.nanstd(X, axis=2, keepdims=True)
             mean = np.nan_to_num(mean)

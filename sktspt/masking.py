@@ -130,8 +130,11 @@ def make_mask(
     """
     if kind == "mixed":
         choices = ("random", "span", "block", "channel")[: 4 if shape[1] > 1 else 3]
-        idx = int(torch.randint(0, len(choices), (1,), generator=generator, device=device).item())
-        kind = choices[idx]
+        idx = torch.randint(0, len(choices), (1,), generator=generator, device=device)
+        if idx.device.type != "cpu":
+            return _select_on_device(choices, idx, shape, mask_ratio, mean_span, generator,
+                                     device, observed)
+        kind = choices[int(idx)]
     if kind == "random":
         mask = random_mask(shape, mask_ratio, generator, device)
     elif kind == "span" or (kind == "channel" and shape[1] < 2):
@@ -143,3 +146,16 @@ def make_mask(
     else:
         raise ValueError(f"masking must be one of {MASKINGS}, got {kind!r}.")
     return mask if observed is None else mask & observed
+
+
+def _select_on_device(choices, idx, shape, mask_ratio, mean_span, generator, device, observed):
+    """Draw every candidate objective and keep the one at ``idx`` without leaving the device.
+
+    Reading ``idx`` back to pick one objective on the host would stall an accelerator once
+    per batch; drawing all candidates costs a few small kernels instead.
+    """
+    masks = [
+        make_mask(k, shape, mask_ratio, mean_span, generator, device, observed) for k in choices
+    ]
+    return torch.stack(masks).index_select(0, idx)[0]
+

@@ -6,6 +6,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import EmbeddingTransformerMixin, SPTBase
+from .training import LeJEPANet
 
 __all__ = ["SPTPretrainer"]
 
@@ -17,6 +18,8 @@ class SPTPretrainer(EmbeddingTransformerMixin, SPTBase):
     reconstruct the hidden values; the loss counts only values that were hidden and
     observed. ``transform`` returns pooled embeddings. A fitted pretrainer can seed an
     :class:`~sktspt.SPTClassifier` through its ``pretrainer`` parameter.
+    ``pretrain_objective`` offers two alternatives to plain reconstruction: LeJEPA on
+    random views, and reconstruction regularised by SIGReg.
 
     Parameters
     ----------
@@ -35,6 +38,12 @@ class SPTPretrainer(EmbeddingTransformerMixin, SPTBase):
         keeps about 32 tokens per series, so long series stay cheap.
     positional : {"sinusoidal", "learned", "rotary", "alibi", "none"}, default="sinusoidal"
         Positional encoding. ``rotary`` and ``alibi`` are relative (locality priors).
+    architecture : {"transformer", "crate", "attention_only"}, default="transformer"
+        Encoder layer (:mod:`sktspt.nn.whitebox`). ``"crate"``: white-box CRATE layers
+        (attention with one shared q/k/v projection, then a sparse-coding ISTA step
+        with a ``d_model x d_model`` dictionary); ``"attention_only"``: the same
+        attention followed by a learned soft threshold, no dictionary and no MLP, about
+        a third fewer weights than CRATE. Both ignore ``dim_feedforward``.
     normalize : {"global", "instance"} or None, default="global"
         ``"global"``: per-channel statistics of the training data (part of the fitted
         state); ``"instance"``: each series standardised on its own.
@@ -45,6 +54,15 @@ class SPTPretrainer(EmbeddingTransformerMixin, SPTBase):
     mean_span : float or None, default=None
         Mean length of hidden runs for ``span`` and ``block``; None uses
         ``max(3, patch_size)``.
+    pretrain_objective : {"masked", "lejepa", "masked+sigreg"}, default="masked"
+        ``"masked"``: reconstruct hidden values. ``"lejepa"``: LeJEPA (Balestriero &
+        LeCun 2025) on 2 global (60-100 % crops) and 2 local (20-50 %) random views per
+        series, with a projector MLP: ``(1 - sigreg_lambda) * L_pred + sigreg_lambda *
+        SIGReg`` (``masking`` settings unused; SIGReg wants batches of 32 or more).
+        ``"masked+sigreg"``: reconstruction plus ``sigreg_lambda * SIGReg`` on the pooled
+        embeddings, which keeps them spread out (see :mod:`sktspt.sigreg`).
+    sigreg_lambda : float, default=0.05
+        Weight of SIGReg in ``[0, 1]`` (unused with ``"masked"``).
     max_epochs : int, default=100
         Pretraining epochs.
     lr : float, default=1e-3
@@ -66,6 +84,12 @@ class SPTPretrainer(EmbeddingTransformerMixin, SPTBase):
         Seeds weights, masks, shuffling and the validation split.
     verbose : int, default=0
         skorch's epoch log when > 0.
+    checkpoint_dir : str, path or None, default=None
+        Folder for resumable checkpoints (one per epoch). When set, a ``fit`` that
+        was interrupted (Ctrl-C, a killed process) resumes from its last checkpoint when
+        called again with the same data and parameters, losing at most the epoch in
+        progress; a finished fit is reloaded, not retrained. Use one folder per fit: a
+        folder written by a different fit raises ``ValueError``. None writes nothing.
 
     Attributes
     ----------
@@ -101,10 +125,13 @@ class SPTPretrainer(EmbeddingTransformerMixin, SPTBase):
         dropout=0.1,
         patch_size="auto",
         positional="sinusoidal",
+        architecture="transformer",
         normalize="global",
         masking="span",
         mask_ratio=0.3,
         mean_span=None,
+        pretrain_objective="masked",
+        sigreg_lambda=0.05,
         max_epochs=100,
         lr=1e-3,
         weight_decay=0.01,
@@ -115,6 +142,7 @@ class SPTPretrainer(EmbeddingTransformerMixin, SPTBase):
         device="cpu",
         random_state=None,
         verbose=0,
+        checkpoint_dir=None,
     ):
         self.depth = depth
         self.d_model = d_model
@@ -123,10 +151,13 @@ class SPTPretrainer(EmbeddingTransformerMixin, SPTBase):
         self.dropout = dropout
         self.patch_size = patch_size
         self.positional = positional
+        self.architecture = architecture
         self.normalize = normalize
         self.masking = masking
         self.mask_ratio = mask_ratio
         self.mean_span = mean_span
+        self.pretrain_objective = pretrain_objective
+        self.sigreg_lambda = sigreg_lambda
         self.max_epochs = max_epochs
         self.lr = lr
         self.weight_decay = weight_decay
@@ -137,11 +168,12 @@ class SPTPretrainer(EmbeddingTransformerMixin, SPTBase):
         self.device = device
         self.random_state = random_state
         self.verbose = verbose
+        self.checkpoint_dir = checkpoint_dir
 
     def fit(self, X, y=None) -> SPTPretrainer:
         """Self-pretrain on ``X``; ``y`` is ignored."""
         X, _ = self._fit_input(X)
-        seed = self._seed()
+        seed = self._resume_seed(self._seed(), X)
         with self._seeded(seed):
             self.net_ = self._pretrain(self._prepare(X), self.max_epochs, seed, self.callbacks)
         self.encoder_ = self.net_.module_.encoder
@@ -159,6 +191,11 @@ class SPTPretrainer(EmbeddingTransformerMixin, SPTBase):
         import torch
 
         check_is_fitted(self, "net_")
+        if isinstance(self.net_, LeJEPANet):
+            raise ValueError(
+                "reconstruct needs a reconstruction objective; this pretrainer was fitted "
+                "with pretrain_objective='lejepa'."
+            )
         Xp = self._input(X)
         module = self.net_.module_
         module.eval()

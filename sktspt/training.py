@@ -16,8 +16,11 @@ from skorch.dataset import unpack_data
 
 from .losses import masked_reconstruction_loss
 from .masking import make_mask
+from .nn.encoder import masked_mean
+from .sigreg import LeJEPALoss, SIGReg
+from .views import make_views
 
-__all__ = ["MaskedPretrainNet", "WarmupCosine"]
+__all__ = ["MaskedPretrainNet", "MaskedSigRegNet", "LeJEPANet", "WarmupCosine"]
 
 
 class WarmupCosine:
@@ -96,6 +99,136 @@ class MaskedPretrainNet(NeuralNet):
     def run_single_epoch(self, iterator, training, prefix, step_fn, **fit_params):
         if not training:
             self.valid_generator_ = self._generator(self.device, self.mask_seed + 1)
+        return super().run_single_epoch(iterator, training, prefix, step_fn, **fit_params)
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state.pop("train_generator_", None)
+        state.pop("valid_generator_", None)
+        return state
+
+
+class MaskedSigRegNet(MaskedPretrainNet):
+    """Masked reconstruction plus ``sigreg_lambda * SIGReg`` on the pooled embedding.
+
+    Reconstruction shapes the tokens; SIGReg (:class:`~sktspt.sigreg.SIGReg`) keeps
+    the pooled embeddings of each batch spread like an isotropic Gaussian, the
+    geometry a linear head on top profits from. The embedding is the one of the
+    masked forward pass, so the regulariser costs no extra encoder pass.
+
+    Parameters (besides :class:`MaskedPretrainNet`'s)
+    ------------------------------------------------
+    sigreg_lambda : float
+        Weight of SIGReg added to the reconstruction loss.
+    sigreg_slices : int
+        Random directions per step.
+    """
+
+    def __init__(self, *args, sigreg_lambda=0.05, sigreg_slices=256, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.sigreg_lambda = sigreg_lambda
+        self.sigreg_slices = sigreg_slices
+
+    def initialize_criterion(self):
+        super().initialize_criterion()
+        self.sigreg_ = SIGReg(n_slices=self.sigreg_slices, seed=self.mask_seed).to(self.device)
+        return self
+
+    def _masked_step(self, batch, generator, training, **fit_params):
+        encoded = []
+        hook = self.module_.encoder.register_forward_hook(
+            lambda module, args, output: encoded.append(output)
+        )
+        try:
+            loss, y_pred = super()._masked_step(batch, generator, training, **fit_params)
+        finally:
+            hook.remove()
+        self.sigreg_.train(training)
+        reg = self.sigreg_(masked_mean(*encoded[-1]))
+        return loss + float(self.sigreg_lambda) * reg, y_pred
+
+
+class LeJEPANet(NeuralNet):
+    """A skorch ``NeuralNet`` trained with the LeJEPA objective on random views.
+
+    Each batch of series becomes ``n_global + n_local`` views
+    (:func:`~sktspt.views.make_views`), all encoded in one pass; the module
+    (:class:`~sktspt.nn.heads.LeJEPAModel`) returns pooled embeddings and their
+    projections, and the criterion (:class:`~sktspt.sigreg.LeJEPALoss`) computes
+    ``(1 - sigreg_lambda) * L_pred + sigreg_lambda * SIGReg`` on the projections.
+    Training views follow one random stream; validation views are redrawn from the
+    same seed every epoch, so validation loss is comparable across epochs.
+
+    Parameters (besides ``NeuralNet``'s)
+    ------------------------------------
+    sigreg_lambda : float
+        Weight of SIGReg, in ``[0, 1]``.
+    n_global, n_local : int
+        Global (60-100 % crops) and local (20-50 % crops) views per series.
+    view_seed : int
+        Seeds the view generators and SIGReg's directions.
+    global_crop, local_crop, scale_std, jitter_std
+        View augmentations, see :func:`~sktspt.views.make_views`.
+    """
+
+    def __init__(
+        self, *args, criterion=LeJEPALoss, sigreg_lambda=0.05, n_global=2, n_local=2,
+        view_seed=0, global_crop=(0.6, 1.0), local_crop=(0.2, 0.5), scale_std=0.1,
+        jitter_std=0.05, **kwargs,
+    ):
+        super().__init__(*args, criterion=criterion, **kwargs)
+        self.sigreg_lambda = sigreg_lambda
+        self.n_global = n_global
+        self.n_local = n_local
+        self.view_seed = view_seed
+        self.global_crop = global_crop
+        self.local_crop = local_crop
+        self.scale_std = scale_std
+        self.jitter_std = jitter_std
+
+    def initialize_criterion(self):
+        kwargs = dict(sigreg_lambda=self.sigreg_lambda, n_global=self.n_global,
+                      seed=self.view_seed)
+        kwargs.update(self.get_params_for("criterion"))
+        self.criterion_ = self.initialized_instance(self.criterion, kwargs)
+        return self
+
+    def _generator(self, device, seed: int) -> torch.Generator:
+        return torch.Generator(device=device).manual_seed(int(seed))
+
+    def get_loss(self, y_pred, y_true=None, X=None, training=False):
+        """The criterion on projections ``(views, n, proj_dim)``; there is no target."""
+        return self.criterion_(y_pred)
+
+    def _views_step(self, batch, generator, training, **fit_params):
+        Xi, _ = unpack_data(batch)
+        Xi = Xi.to(self.device, non_blocking=True)
+        views = make_views(
+            Xi, self.n_global, self.n_local, generator, self.global_crop, self.local_crop,
+            self.scale_std, self.jitter_std,
+        )
+        v, n = views.shape[:2]
+        _, proj = self.infer(views.reshape(v * n, *views.shape[2:]), **fit_params)
+        proj = proj.reshape(v, n, -1)
+        return self.get_loss(proj, None, X=Xi, training=training), proj
+
+    def train_step_single(self, batch, **fit_params):
+        self._set_training(True)
+        if getattr(self, "train_generator_", None) is None:
+            self.train_generator_ = self._generator(self.device, self.view_seed)
+        loss, y_pred = self._views_step(batch, self.train_generator_, True, **fit_params)
+        loss.backward()
+        return {"loss": loss, "y_pred": y_pred}
+
+    def validation_step(self, batch, **fit_params):
+        self._set_training(False)
+        with torch.no_grad():
+            loss, y_pred = self._views_step(batch, self.valid_generator_, False, **fit_params)
+        return {"loss": loss, "y_pred": y_pred}
+
+    def run_single_epoch(self, iterator, training, prefix, step_fn, **fit_params):
+        if not training:
+            self.valid_generator_ = self._generator(self.device, self.view_seed + 1)
         return super().run_single_epoch(iterator, training, prefix, step_fn, **fit_params)
 
     def __getstate__(self):

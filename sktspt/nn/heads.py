@@ -1,4 +1,4 @@
-"""Task heads and the two networks the estimators train."""
+"""Task heads and the networks the estimators train."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from torch import nn
 
 from .encoder import TransformerEncoder, masked_mean, unpatchify
 
-__all__ = ["ReconstructionModel", "ClassificationModel", "split_input"]
+__all__ = ["ReconstructionModel", "ClassificationModel", "LeJEPAModel", "split_input"]
 
 
 def split_input(X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -56,3 +56,36 @@ class ClassificationModel(nn.Module):
 
     def forward(self, X: torch.Tensor) -> torch.Tensor:
         return self.head(self.embed(X))
+
+
+class LeJEPAModel(nn.Module):
+    """Encoder, mean pooling, and a projector MLP with BatchNorm (for LeJEPA).
+
+    ``forward(X)`` returns the pooled embeddings ``(n, d_model)`` and their projections
+    ``(n, proj_dim)``; the LeJEPA loss acts on the projections, downstream tasks use the
+    encoder. The projector is ``Linear-BN-ReLU`` twice then ``Linear``, as in the LeJEPA
+    reference code (``proj_hidden`` defaults to ``4 * d_model``).
+    """
+
+    def __init__(self, proj_dim: int = 64, proj_hidden: int | None = None, **encoder_kwargs):
+        super().__init__()
+        self.encoder = TransformerEncoder(**encoder_kwargs)
+        d = self.encoder.d_model
+        hidden = 4 * d if proj_hidden is None else int(proj_hidden)
+        self.projector = nn.Sequential(
+            nn.Linear(d, hidden),
+            nn.BatchNorm1d(hidden),
+            nn.ReLU(),
+            nn.Linear(hidden, hidden),
+            nn.BatchNorm1d(hidden),
+            nn.ReLU(),
+            nn.Linear(hidden, int(proj_dim)),
+        )
+
+    def embed(self, X: torch.Tensor) -> torch.Tensor:
+        x, observed = split_input(X)
+        return masked_mean(*self.encoder(x, observed, observed))
+
+    def forward(self, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        emb = self.embed(X)
+        return emb, self.projector(emb)

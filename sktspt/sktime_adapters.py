@@ -1,0 +1,357 @@
+"""sktime adapters: the SPT estimators as an sktime classifier and transformer.
+
+sktime's ``ClassificationBenchmark``, ``evaluate``, pipelines and tuners accept only
+sktime's own estimator types; a scikit-learn estimator raises ``TypeError`` there or
+scores NaN. These adapters are thin on purpose: they take exactly the parameters of
+the core estimator, build it in ``_fit`` and delegate. The core estimators do not
+inherit from sktime's base classes because sktime's ``fit`` calls ``reset()``, which
+wipes non-parameter state, and because the core should not import sktime at import
+time. This module is imported lazily by ``sktspt.__getattr__``.
+
+Unequal lengths and missing values need no conversion here: sktime hands over a 3D
+array (equal length) or a list of ``(time, channel)`` data frames (unequal length),
+and the core codes both gaps and padding as NaN.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from sktime.classification.base import BaseClassifier
+from sktime.transformations.base import BaseTransformer
+
+from .classifier import SPTClassifier
+from .pretrainer import SPTPretrainer
+
+__all__ = ["SPTClassifierSktime", "SPTTransformerSktime"]
+
+_SHARED_TAGS = {
+    # packaging
+    "authors": ["sktspt developers"],
+    "maintainers": ["sktspt developers"],
+    "python_dependencies": ["torch", "skorch"],
+    # capabilities: NaN codes both gaps and the padding of shorter series
+    "capability:multivariate": True,
+    "capability:unequal_length": True,
+    "capability:missing_values": True,
+    "capability:random_state": True,
+    "property:randomness": "derandomized",
+    # inner data: a list of (time, channel) frames, or 3D numpy when given as such.
+    # sktime's classifiers convert other mtypes to the first entry, and only a list can
+    # hold series of unequal length.
+    "X_inner_mtype": ["df-list", "numpy3D"],
+}
+
+_TINY = dict(depth=1, n_heads=2, dim_feedforward=16, dropout=0.0, batch_size=8)
+
+
+class SPTClassifierSktime(BaseClassifier):
+    """:class:`~sktspt.SPTClassifier` as an sktime classifier.
+
+    Self-pretrains a transformer on the training series (masked reconstruction),
+    then fine-tunes it with the labels, inside ``fit``. Use it wherever sktime needs
+    its own classifier type: ``ClassificationBenchmark``, ``evaluate``, sktime
+    pipelines and tuners. Accepts any sktime Panel input, multivariate, of unequal
+    length and with missing values (NaN).
+
+    Parameters
+    ----------
+    depth, d_model, n_heads, dim_feedforward, dropout, architecture
+        The network, see :class:`~sktspt.SPTClassifier`.
+    patch_size, positional, normalize
+        Input handling.
+    masking, mask_ratio, mean_span, pretrain_objective, sigreg_lambda, pretrain_epochs
+        The self-pretraining objective and its length.
+    max_epochs, lr, weight_decay, batch_size, label_smoothing
+        Fine-tuning.
+    validation_fraction, patience
+        Best-epoch selection on a held-out part of the training data.
+    pretrainer : SPTPretrainer or None, default=None
+        A fitted pretrainer (wrapped in ``sklearn.frozen.FrozenEstimator``) to start
+        from instead of pretraining in ``fit``.
+    callbacks : list or None, default=None
+        Extra skorch callbacks for fine-tuning.
+    device : str, default="cpu"
+        Torch device; ``"auto"`` picks CUDA when available.
+    random_state : int, RandomState or None, default=None
+        Seeds weights, masks, shuffling and validation splits.
+    verbose : int, default=0
+        skorch's epoch log when > 0.
+    checkpoint_dir : str, path or None, default=None
+        Folder for resumable checkpoints of one fit. Leave None under sktime's
+        ``evaluate`` and benchmarks: they fit clones repeatedly, and a folder written
+        by a different fit raises ``ValueError``.
+
+    All defaults are those of :class:`~sktspt.SPTClassifier`. Its ``warm_start`` is
+    left out: sktime's ``fit`` resets the estimator, so there is nothing to continue.
+
+    Attributes
+    ----------
+    estimator_ : SPTClassifier
+        The fitted core classifier that ``predict`` and ``predict_proba`` delegate to.
+    classes_ : ndarray
+        Class labels, as sktime sets them.
+
+    Examples
+    --------
+    >>> from sktime.datasets import load_unit_test
+    >>> from sktspt import SPTClassifierSktime
+    >>> X, y = load_unit_test(split="train", return_X_y=True)
+    >>> clf = SPTClassifierSktime(depth=1, d_model=16, n_heads=2, pretrain_epochs=1,
+    ...                           max_epochs=2, random_state=0)
+    >>> clf.fit(X, y).predict(X).shape
+    (20,)
+    """
+
+    _tags = {
+        **_SHARED_TAGS,
+        "capability:predict_proba": True,
+        "y_inner_mtype": "numpy1D",
+    }
+
+    def __init__(
+        self,
+        depth=3,
+        d_model=64,
+        n_heads=4,
+        dim_feedforward=128,
+        dropout=0.1,
+        patch_size="auto",
+        positional="sinusoidal",
+        architecture="transformer",
+        normalize="global",
+        masking="span",
+        mask_ratio=0.3,
+        mean_span=None,
+        pretrain_objective="masked",
+        sigreg_lambda=0.05,
+        pretrain_epochs=100,
+        max_epochs=100,
+        lr=1e-3,
+        weight_decay=0.01,
+        batch_size=16,
+        label_smoothing=0.1,
+        validation_fraction=0.2,
+        patience=None,
+        pretrainer=None,
+        callbacks=None,
+        device="cpu",
+        random_state=None,
+        verbose=0,
+        checkpoint_dir=None,
+    ):
+        self.depth = depth
+        self.d_model = d_model
+        self.n_heads = n_heads
+        self.dim_feedforward = dim_feedforward
+        self.dropout = dropout
+        self.patch_size = patch_size
+        self.positional = positional
+        self.architecture = architecture
+        self.normalize = normalize
+        self.masking = masking
+        self.mask_ratio = mask_ratio
+        self.mean_span = mean_span
+        self.pretrain_objective = pretrain_objective
+        self.sigreg_lambda = sigreg_lambda
+        self.pretrain_epochs = pretrain_epochs
+        self.max_epochs = max_epochs
+        self.lr = lr
+        self.weight_decay = weight_decay
+        self.batch_size = batch_size
+        self.label_smoothing = label_smoothing
+        self.validation_fraction = validation_fraction
+        self.patience = patience
+        self.pretrainer = pretrainer
+        self.callbacks = callbacks
+        self.device = device
+        self.random_state = random_state
+        self.verbose = verbose
+        self.checkpoint_dir = checkpoint_dir
+        super().__init__()
+
+    def _fit(self, X, y) -> SPTClassifierSktime:
+        self.estimator_ = SPTClassifier(**self.get_params(deep=False)).fit(X, y)
+        return self
+
+    def _predict(self, X) -> np.ndarray:
+        return self.estimator_.predict(X)
+
+    def _predict_proba(self, X) -> np.ndarray:
+        # Both sort the labels, so the columns already follow sktime's ``classes_``.
+        return self.estimator_.predict_proba(X)
+
+    @classmethod
+    def get_test_params(cls, parameter_set: str = "default") -> list[dict]:
+        """Two tiny, fast configurations for sktime's estimator checks.
+
+        Parameters
+        ----------
+        parameter_set : str, default="default"
+            Unused; sktime passes it to every estimator.
+
+        Returns
+        -------
+        list of dict
+            Keyword arguments for two instances: one with pretraining and a held-out
+            validation split, one with other positions and masking and no split.
+        """
+        return [
+            dict(d_model=16, pretrain_epochs=1, max_epochs=2, random_state=0, **_TINY),
+            dict(
+                d_model=8, positional="rotary", masking="random", pretrain_epochs=1,
+                max_epochs=1, validation_fraction=0.0, random_state=1, **_TINY,
+            ),
+        ]
+
+
+class SPTTransformerSktime(BaseTransformer):
+    """:class:`~sktspt.SPTPretrainer` as an sktime transformer: a panel in, embeddings out.
+
+    ``fit`` self-pretrains a transformer encoder on the series (masked
+    reconstruction, no labels); ``transform`` returns one row of ``d_model`` pooled
+    embedding features per series, for any tabular learner downstream (for example in
+    an sktime pipeline ``SPTTransformerSktime() * RidgeClassifierCV()``). Accepts
+    multivariate series of unequal length with missing values (NaN); the output has
+    neither.
+
+    Parameters
+    ----------
+    depth, d_model, n_heads, dim_feedforward, dropout, architecture
+        The network, see :class:`~sktspt.SPTPretrainer`.
+    patch_size, positional, normalize
+        Input handling.
+    masking, mask_ratio, mean_span, pretrain_objective, sigreg_lambda
+        The self-pretraining objective.
+    max_epochs, lr, weight_decay, batch_size
+        Pretraining.
+    validation_fraction, patience
+        Best-epoch selection by reconstruction loss on held-out series.
+    callbacks : list or None, default=None
+        Extra skorch callbacks.
+    device : str, default="cpu"
+        Torch device; ``"auto"`` picks CUDA when available.
+    random_state : int, RandomState or None, default=None
+        Seeds weights, masks, shuffling and the validation split.
+    verbose : int, default=0
+        skorch's epoch log when > 0.
+    checkpoint_dir : str, path or None, default=None
+        Folder for resumable checkpoints of one fit. Leave None under sktime's
+        ``evaluate`` and benchmarks: they fit clones repeatedly, and a folder written
+        by a different fit raises ``ValueError``.
+
+    All defaults are those of :class:`~sktspt.SPTPretrainer`.
+
+    Attributes
+    ----------
+    estimator_ : SPTPretrainer
+        The fitted core pretrainer that ``transform`` delegates to.
+
+    Examples
+    --------
+    >>> from sktime.datasets import load_unit_test
+    >>> from sktspt import SPTTransformerSktime
+    >>> X, _ = load_unit_test(split="train", return_X_y=True)
+    >>> t = SPTTransformerSktime(depth=1, d_model=16, n_heads=2, max_epochs=1, random_state=0)
+    >>> t.fit_transform(X).shape
+    (20, 16)
+    """
+
+    _tags = {
+        **_SHARED_TAGS,
+        "scitype:transform-input": "Series",
+        "scitype:transform-output": "Primitives",
+        # fit learns from the whole panel, so it is not a per-instance transform
+        "scitype:instancewise": False,
+        "y_inner_mtype": "None",
+        "fit_is_empty": False,
+        "requires_y": False,
+        # a fixed-size, finite embedding per series
+        "capability:unequal_length:removes": True,
+        "capability:missing_values:removes": True,
+    }
+
+    def __init__(
+        self,
+        depth=3,
+        d_model=64,
+        n_heads=4,
+        dim_feedforward=128,
+        dropout=0.1,
+        patch_size="auto",
+        positional="sinusoidal",
+        architecture="transformer",
+        normalize="global",
+        masking="span",
+        mask_ratio=0.3,
+        mean_span=None,
+        pretrain_objective="masked",
+        sigreg_lambda=0.05,
+        max_epochs=100,
+        lr=1e-3,
+        weight_decay=0.01,
+        batch_size=16,
+        validation_fraction=0.2,
+        patience=None,
+        callbacks=None,
+        device="cpu",
+        random_state=None,
+        verbose=0,
+        checkpoint_dir=None,
+    ):
+        self.depth = depth
+        self.d_model = d_model
+        self.n_heads = n_heads
+        self.dim_feedforward = dim_feedforward
+        self.dropout = dropout
+        self.patch_size = patch_size
+        self.positional = positional
+        self.architecture = architecture
+        self.normalize = normalize
+        self.masking = masking
+        self.mask_ratio = mask_ratio
+        self.mean_span = mean_span
+        self.pretrain_objective = pretrain_objective
+        self.sigreg_lambda = sigreg_lambda
+        self.max_epochs = max_epochs
+        self.lr = lr
+        self.weight_decay = weight_decay
+        self.batch_size = batch_size
+        self.validation_fraction = validation_fraction
+        self.patience = patience
+        self.callbacks = callbacks
+        self.device = device
+        self.random_state = random_state
+        self.verbose = verbose
+        self.checkpoint_dir = checkpoint_dir
+        super().__init__()
+
+    def _fit(self, X, y=None) -> SPTTransformerSktime:
+        self.estimator_ = SPTPretrainer(**self.get_params(deep=False)).fit(X)
+        return self
+
+    def _transform(self, X, y=None) -> pd.DataFrame:
+        embeddings = self.estimator_.transform(X)
+        return pd.DataFrame(embeddings, columns=self.estimator_.get_feature_names_out())
+
+    @classmethod
+    def get_test_params(cls, parameter_set: str = "default") -> list[dict]:
+        """Two tiny, fast configurations for sktime's estimator checks.
+
+        Parameters
+        ----------
+        parameter_set : str, default="default"
+            Unused; sktime passes it to every estimator.
+
+        Returns
+        -------
+        list of dict
+            Keyword arguments for two instances with different positions and masking.
+        """
+        return [
+            dict(d_model=16, max_epochs=1, random_state=0, **_TINY),
+            dict(
+                d_model=8, positional="alibi", masking="block", max_epochs=1,
+                validation_fraction=0.0, random_state=1, **_TINY,
+            ),
+        ]

@@ -1,0 +1,192 @@
+"""The benchmark command: outputs, protocol bookkeeping, dask backend and option errors."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sktspt import benchmark
+from sktspt.benchmark import MODELS, load_dataset, main
+
+TINY = ["--pretrain-epochs", "1", "--epochs", "1", "--depth", "1", "--model-params",
+        "d_model=16", "n_heads=2", "dim_feedforward=32", "--threads", "1", "--no-progress"]
+
+
+def _check_outputs(out, models, seeds):
+    results = pd.read_csv(out / "results.csv", keep_default_na=False, na_values=[""])
+    assert len(results) == len(models) * len(seeds)
+    assert set(results["model"]) == set(models)
+    assert sorted(set(results["seed"])) == sorted(seeds)
+    assert (results["dataset"] == "ItalyPowerDemand").all()
+    assert results["error"].isna().all(), results["error"].tolist()
+    assert np.isfinite(results["accuracy"]).all()
+    assert results["accuracy"].between(0, 1).all()
+    assert (results["fit_s"] > 0).all() and (results["predict_s"] > 0).all()
+    assert (results["n_params"] > 0).all()
+    neural = results[results["model"] != "minirocket"]
+    assert (neural["depth"] == 1).all() and (neural["epochs"] == 1).all()
+    assert results.loc[results["model"] == "minirocket", "depth"].isna().all()
+    page = (out / "results.md").read_text()
+    assert "python -m sktspt.benchmark" in page and "CPU cores" in page and "torch" in page
+    for model in models:
+        assert model in page
+    png = (out / "accuracy.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 1000
+    return results
+
+
+def test_tiny_run_writes_csv_md_png_and_docs(tmp_path, capsys):
+    out, docs = tmp_path / "res", tmp_path / "docs" / "results.md"
+    argv = ["--datasets", "ItalyPowerDemand", "--models", "scratch,minirocket", "--seeds", "0,1",
+            "--output", str(out), "--write-docs", str(docs), *TINY]
+    assert main(argv) == 0
+    results = _check_outputs(out, ["scratch", "minirocket"], [0, 1])
+    # scratch trains for pretrain + fine-tuning epochs; the row records the budget it got.
+    assert (results.loc[results["model"] == "scratch", "pretrain_epochs"] == 1).all()
+    printed = capsys.readouterr().out
+    assert "ItalyPowerDemand" in printed and "±" in printed
+    page = docs.read_text()
+    assert "do not edit by hand" in page and "--write-docs" in page
+    assert "![accuracy per dataset and model](results.png)" in page
+    assert (docs.parent / "results.png").exists()
+
+
+def test_dask_backend_runs_without_failures(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    out = tmp_path / "res"
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        argv = ["--datasets", "ItalyPowerDemand", "--models", "spt-random", "minirocket",
+                "--seeds", "1", "--output", str(out), "--backend", "dask", "--n-jobs", "2",
+                "--scheduler", cluster.scheduler_address, *TINY]
+        assert main(argv) == 0
+        assert cluster.scheduler.transition_counter > 0  # the fits really went through dask
+    _check_outputs(out, ["spt-random", "minirocket"], [0])
+
+
+def test_seed_is_random_state_so_reruns_agree_and_default_depth_is_recorded():
+    from sktspt import SPTClassifier
+
+    spec, job = MODELS["spt-block"], benchmark.Job("ItalyPowerDemand", "spt-block", 5, None)
+    params = {"d_model": 16, "n_heads": 2, "dim_feedforward": 32}
+    a = benchmark.run_job(job, spec, 1, 1, params, n_parallel=1, threads=1)
+    b = benchmark.run_job(job, spec, 1, 1, params, n_parallel=1, threads=1)
+    assert a["error"] == "" and np.isfinite(a["accuracy"])
+    assert a["accuracy"] == b["accuracy"] and a["n_params"] == b["n_params"]
+    assert a["depth"] == SPTClassifier().depth
+
+
+def test_failed_job_is_reported_not_raised(monkeypatch, tmp_path):
+    def broken(cfg):
+        raise RuntimeError("boom")
+
+    monkeypatch.setitem(MODELS, "broken", benchmark.ModelSpec(broken, neural=False))
+    out = tmp_path / "res"
+    argv = ["--datasets", "ItalyPowerDemand", "--models", "broken", "--seeds", "1",
+            "--output", str(out), "--no-progress"]
+    assert main(argv) == 1
+    results = pd.read_csv(out / "results.csv", keep_default_na=False)
+    assert results["error"].tolist() == ["RuntimeError: boom"]
+    assert "Failed jobs" in (out / "results.md").read_text()
+
+
+def test_plan_skips_channel_masking_on_univariate_and_depth_for_minirocket():
+    jobs = benchmark.plan_jobs(["ItalyPowerDemand", "BasicMotions"],
+                               ["spt-channel", "minirocket"], [0, 1], [1, 2], MODELS)
+    keys = {(j.dataset, j.model, j.depth) for j in jobs}
+    assert ("ItalyPowerDemand", "spt-channel", 1) not in keys
+    assert {("BasicMotions", "spt-channel", 1), ("BasicMotions", "spt-channel", 2)} <= keys
+    assert {j.depth for j in jobs if j.model == "minirocket"} == {None}
+    # minirocket: 2 datasets x 2 seeds; spt-channel: BasicMotions only, 2 depths x 2 seeds.
+    assert len(jobs) == 2 * 2 + 2 * 2
+
+
+def test_scratch_controls_match_spt_budget_and_network():
+    info = load_dataset("ItalyPowerDemand")[-1]
+    cfg = benchmark.RunConfig(seed=3, pretrain_epochs=4, epochs=6, depth=2, data=info,
+                              params={"d_model": 16})
+    spt = MODELS["spt-mixed"].factory(cfg)
+    assert (spt.masking, spt.pretrain_epochs, spt.max_epochs) == ("mixed", 4, 6)
+    for name, positional in [("scratch", spt.positional), ("scratch-rotary", "rotary"),
+                             ("scratch-alibi", "alibi")]:
+        est = MODELS[name].factory(cfg)
+        assert (est.pretrain_epochs, est.max_epochs, est.positional) == (0, 10, positional)
+        assert (est.depth, est.d_model, est.random_state) == (2, 16, 3)
+
+
+def test_tables_average_over_seeds_in_registry_order_without_failed_jobs():
+    rows = [
+        # dataset, model, seed, depth, accuracy, error
+        ("GunPoint", "minirocket", 0, None, 0.9, ""),
+        ("GunPoint", "spt-span", 0, 2, 0.5, ""),
+        ("GunPoint", "spt-span", 1, 2, 0.7, ""),
+        ("GunPoint", "spt-span", 2, 2, 0.0, "RuntimeError: boom"),
+        ("GunPoint", "spt-span", 0, 1, 0.6, ""),
+        ("ArrowHead", "minirocket", 0, None, 0.8, ""),
+    ]
+    results = pd.DataFrame(
+        [dict(dataset=d, model=m, seed=s, depth=dp, pretrain_epochs=1, epochs=1, accuracy=a,
+              fit_s=1.0, predict_s=0.1, n_params=10, error=e) for d, m, s, dp, a, e in rows]
+    ).astype({"depth": "Int64"})
+    text = benchmark.markdown_tables(results)
+    header = next(line for line in text.splitlines() if line.startswith("| dataset | spt"))
+    assert header == "| dataset | spt-span (depth 1) | spt-span (depth 2) | minirocket |"
+    assert "| GunPoint | 0.600 | 0.600 ± 0.141 | 0.900 |" in text  # std over 2 seeds, ddof=1
+    assert "| **mean** | — | — | 0.850 |" in text  # spt-span did not run on ArrowHead
+    assert "RuntimeError: boom" in text.split("## Failed jobs")[1]
+
+
+def test_module_runs_as_a_script_with_process_workers(tmp_path):
+    """``python -m`` with loky workers: job functions must unpickle by module name."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "res"
+    argv = ["--datasets", "ItalyPowerDemand", "--models", "scratch", "--seeds", "1",
+            "--n-jobs", "2", "--output", str(out), *TINY]
+    done = subprocess.run([sys.executable, "-m", "sktspt.benchmark", *argv],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    results = pd.read_csv(out / "results.csv")
+    assert len(results) == 1 and np.isfinite(results["accuracy"]).all()
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--datasets", "Nope"], "unknown dataset"),
+        (["--models", "spt-span,gpt"], "unknown model"),
+        (["--seeds", "0"], "--seeds count"),
+        (["--seeds", "1", "1"], "distinct"),
+        (["--seeds", "x"], "integers"),
+        (["--epochs", "0"], "--epochs"),
+        (["--depth", "0"], "--depth"),
+        (["--model-params", "depth=2"], "its own option"),
+        (["--model-params", "colour=red"], "not a settable"),
+        (["--model-params", "d_model"], "key=value"),
+        (["--scheduler", "tcp://x:8786"], "--backend dask"),
+        (["--n-jobs", "0"], "--n-jobs"),
+        (["--threads", "0"], "--threads"),
+        (["--backend", "spark"], "invalid choice"),
+    ],
+)
+def test_bad_options_give_clear_errors(argv, message, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_ray_backend_missing_is_a_clear_error(monkeypatch, capsys):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_ray(name, *args, **kwargs):
+        if name == "ray" or name.startswith("ray."):
+            raise ImportError("No module named 'ray'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_ray)
+    with pytest.raises(SystemExit):
+        main(["--backend", "ray", "--datasets", "ItalyPowerDemand"])
+    assert "needs ray" in capsys.readouterr().err

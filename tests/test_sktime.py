@@ -1,0 +1,117 @@
+"""The sktime adapters: sktime's conformance suite, faithful delegation, benchmarking."""
+
+import inspect
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import accuracy_score
+from sklearn.model_selection import KFold
+
+from sktspt import SPTClassifier, SPTClassifierSktime, SPTPretrainer, SPTTransformerSktime
+
+ADAPTERS = [(SPTClassifierSktime, SPTClassifier), (SPTTransformerSktime, SPTPretrainer)]
+TINY = dict(depth=1, d_model=16, n_heads=2, dim_feedforward=16, dropout=0.0, random_state=0)
+
+
+def nested_unequal_with_gaps(n=24, seed=0):
+    """An sktime nested_univ panel: 2 channels, lengths 20..40, a NaN gap in channel 0."""
+    g = np.random.default_rng(seed)
+    y = np.array(["a", "b"])[np.arange(n) % 2]
+    rows = []
+    for i in range(n):
+        length = int(g.integers(20, 41))
+        t = np.linspace(0, 1, length)
+        freq = 2.0 if y[i] == "a" else 5.0
+        c0 = np.sin(2 * np.pi * freq * t) + 0.1 * g.normal(size=length)
+        c0[5:9] = np.nan
+        c1 = np.cos(2 * np.pi * freq * t) + 0.1 * g.normal(size=length)
+        rows.append({"c0": pd.Series(c0), "c1": pd.Series(c1)})
+    return pd.DataFrame(rows), y
+
+
+@pytest.mark.parametrize("adapter", [a for a, _ in ADAPTERS], ids=lambda a: a.__name__)
+def test_sktime_check_estimator(adapter):
+    """Every check of sktime's conformance suite passes, on both test configurations."""
+    from sktime.utils.estimator_checks import check_estimator
+
+    results = check_estimator(adapter, raise_exceptions=False, verbose=False)
+    failed = {name: str(res)[:300] for name, res in results.items() if res != "PASSED"}
+    assert len(results) > 100
+    assert not failed, failed
+
+
+@pytest.mark.parametrize(("adapter", "core"), ADAPTERS, ids=lambda a: a.__name__)
+def test_adapter_takes_the_core_parameters(adapter, core):
+    """Same names and defaults as the core estimator (warm_start cannot apply in sktime)."""
+    ours = inspect.signature(adapter).parameters
+    theirs = {k: v for k, v in inspect.signature(core).parameters.items() if k != "warm_start"}
+    assert list(ours) == list(theirs)
+    assert {k: p.default for k, p in ours.items()} == {k: p.default for k, p in theirs.items()}
+
+
+def test_core_import_does_not_load_sktime_base_classes():
+    code = (
+        "import sys, sktspt\n"
+        "assert 'sktime.classification.base' not in sys.modules\n"
+        "assert 'sktspt.sktime_adapters' not in sys.modules\n"
+        "assert sktspt.SPTClassifierSktime.__name__ == 'SPTClassifierSktime'\n"
+        "assert 'sktime.classification.base' in sys.modules\n"
+        "try:\n"
+        "    sktspt.NoSuchThing\n"
+        "except AttributeError:\n"
+        "    pass\n"
+        "else:\n"
+        "    raise SystemExit('no AttributeError')\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_classifier_delegates_faithfully_on_unequal_length_with_gaps():
+    """From sktime's nested format the adapter gives what the core gives on the same data."""
+    X, y = nested_unequal_with_gaps()
+    params = dict(pretrain_epochs=1, max_epochs=3, **TINY)
+    adapter = SPTClassifierSktime(**params).fit(X, y)
+    proba = adapter.predict_proba(X)
+    assert proba.shape == (len(y), 2)
+    assert np.isfinite(proba).all()
+    assert list(adapter.classes_) == ["a", "b"]
+    core = SPTClassifier(**params).fit(X, y)
+    np.testing.assert_allclose(proba, core.predict_proba(X), rtol=1e-5, atol=1e-6)
+    assert (adapter.predict(X) == core.predict(X)).all()
+
+
+def test_transformer_gives_one_finite_row_per_series():
+    X, _ = nested_unequal_with_gaps()
+    t = SPTTransformerSktime(max_epochs=2, **TINY)
+    Z = t.fit_transform(X)
+    assert isinstance(Z, pd.DataFrame)
+    assert Z.shape == (len(X), 16)
+    assert np.isfinite(Z.to_numpy()).all()
+    core = SPTPretrainer(max_epochs=2, **TINY).fit(X)
+    np.testing.assert_allclose(Z.to_numpy(), core.transform(X), rtol=1e-5, atol=1e-6)
+
+
+def test_classification_benchmark_runs_spt_beside_minirocket():
+    """sktime's ClassificationBenchmark scores both, with no failed experiment."""
+    from sktime.benchmarking.classification import ClassificationBenchmark
+    from sktime.classification.kernel_based import RocketClassifier
+    from sktime.datasets import load_unit_test
+
+    bm = ClassificationBenchmark()
+    bm.add_estimator(
+        SPTClassifierSktime(pretrain_epochs=2, max_epochs=5, lr=3e-3, **TINY), "SPT"
+    )
+    bm.add_estimator(
+        RocketClassifier(rocket_transform="minirocket", num_kernels=840, random_state=0),
+        "MiniRocket",
+    )
+    bm.add_task(load_unit_test, KFold(n_splits=2, shuffle=True, random_state=0), [accuracy_score])
+    results = bm.run()
+    assert bm.failed_experiments == []
+    assert sorted(results["model_id"]) == ["MiniRocket", "SPT"]
+    accuracy = results["accuracy_score_mean"].to_numpy(dtype=float)
+    assert np.isfinite(accuracy).all()
+    assert ((accuracy >= 0) & (accuracy <= 1)).all()
