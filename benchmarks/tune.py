@@ -50,15 +50,43 @@ def fit_score(params: dict, X, y, train, test, scratch: bool, seed: int) -> floa
     return clf.score(X[test], y[test])
 
 
+def run(params: dict, X, y, model: str, fold: int, train, test, seed: int):
+    """One fold of one model: ``(model, fold, accuracy, seconds)``."""
+    start = time.perf_counter()
+    acc = fit_score(params, X, y, train, test, model == "scratch", seed)
+    return model, fold, acc, time.perf_counter() - start
+
+
+def summarize(csv_path: str) -> str:
+    """Markdown table of mean CV accuracy per config, dataset and model, with SPT's gain."""
+    import pandas as pd
+
+    df = pd.read_csv(csv_path)
+    table = df.pivot_table(index=["config", "dataset"], columns="model", values="cv_accuracy",
+                           aggfunc="mean")
+    table["gain"] = table["spt"] - table["scratch"]
+    lines = ["| config | dataset | SPT | scratch | SPT − scratch |", "|---|---|---|---|---|"]
+    for (config, dataset), row in table.iterrows():
+        lines.append(f"| {config} | {dataset} | {row['spt']:.3f} | {row['scratch']:.3f} | "
+                     f"{row['gain']:+.3f} |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
+    parser.add_argument("--summarize", action="store_true",
+                        help="print a Markdown summary of --output and exit")
     parser.add_argument("--configs", nargs="+", default=list(CONFIGS))
-    parser.add_argument("--datasets", nargs="+", default=["GunPoint", "ArrowHead", "ItalyPowerDemand"])
+    parser.add_argument("--datasets", nargs="+",
+                        default=["GunPoint", "ArrowHead", "ItalyPowerDemand"])
     parser.add_argument("--folds", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--n-jobs", type=int, default=1)
     parser.add_argument("--output", default="results/tuning.csv")
     args = parser.parse_args()
+    if args.summarize:
+        print(summarize(args.output))
+        return
     os.makedirs(os.path.dirname(args.output) or ".", exist_ok=True)
     new = not os.path.exists(args.output)
     with open(args.output, "a", newline="") as f:
@@ -71,14 +99,8 @@ def main() -> None:
                 folds = StratifiedKFold(args.folds, shuffle=True, random_state=args.seed)
                 jobs = [(model, i, tr, te) for model in ("spt", "scratch")
                         for i, (tr, te) in enumerate(folds.split(X, y))]
-
-                def run(model, i, tr, te):
-                    start = time.perf_counter()
-                    acc = fit_score(CONFIGS[config], X, y, tr, te, model == "scratch", args.seed)
-                    return model, i, acc, time.perf_counter() - start
-
                 for model, i, acc, sec in Parallel(n_jobs=args.n_jobs)(
-                    delayed(run)(*job) for job in jobs
+                    delayed(run)(CONFIGS[config], X, y, *job, args.seed) for job in jobs
                 ):
                     writer.writerow([config, name, model, i, f"{acc:.4f}", f"{sec:.1f}"])
                     f.flush()

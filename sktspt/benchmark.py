@@ -68,7 +68,6 @@ DATASETS = (
 BACKENDS = ("loky", "dask", "ray")
 QUICK = dict(
     datasets=("ItalyPowerDemand", "BasicMotions"), seeds=(0,), pretrain_epochs=5, epochs=5,
-    threads=1,
 )
 FULL_SEEDS = 3
 # Options set by the benchmark itself; --model-params may not override them.
@@ -620,8 +619,9 @@ def build_parser() -> argparse.ArgumentParser:
         "(explicit options win)")
     add("--n-jobs", type=int, default=1, help="parallel fits (joblib; -1: all cores/workers)")
     add("--threads", type=int, metavar="N",
-        help="torch threads per fit (default: cores // n_jobs on each worker; 1 is best on "
-        "a busy machine, where extra threads slow small models down many times)")
+        help="torch threads per fit (default 1: for these small models several single-threaded "
+        "fits beat one multi-threaded fit, and extra threads slow fits down many times on a "
+        "busy machine; use --n-jobs to fill the cores)")
     add("--backend", choices=BACKENDS, default="loky", help="joblib backend (default loky)")
     add("--scheduler", metavar="ADDRESS",
         help="dask scheduler address (default with --backend dask: a local cluster)")
@@ -685,7 +685,7 @@ def resolve_options(args: argparse.Namespace, parser: argparse.ArgumentParser) -
         if any(d is not None and d < 1 for d in depths):
             raise argparse.ArgumentTypeError(f"--depth values must be >= 1, got {depths}.")
         params = _parse_params(args.model_params)
-        threads = args.threads if args.threads is not None else quick.get("threads")
+        threads = args.threads if args.threads is not None else 1
         if threads is not None and threads < 1:
             raise argparse.ArgumentTypeError(f"--threads must be >= 1, got {threads}.")
         if args.n_jobs == 0:
@@ -739,7 +739,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "depth": ",".join("default" if d is None else str(d) for d in opts.depths),
         "model params": opts.params or "none",
         "backend": f"{args.backend} (n_jobs {args.n_jobs})",
-        "torch threads per fit": opts.threads or "cores // n_jobs",
+        "torch threads per fit": opts.threads,
     }
     page = partial(markdown_page, results, command, started, duration, settings)
     ok = (results["error"] == "").any()
