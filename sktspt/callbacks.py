@@ -111,7 +111,7 @@ def _set_rng_state(net, state: dict[str, torch.Tensor]) -> None:
             generator.set_state(state["mask"])
         except RuntimeError:
             # A mask stream saved on another kind of device: continue on a fresh one.
-            seed = getattr(net, "mask_seed", getattr(net, "view_seed", 0))
+            seed = net.stream_seed()
             generator.manual_seed(int(seed) + len(net.history))
             exact = False
         net.train_generator_ = generator

@@ -1,9 +1,10 @@
-"""skorch pieces: the masked-reconstruction net and the learning-rate schedule.
+"""skorch pieces: the pretraining nets and the learning-rate schedule.
 
 skorch runs every training loop in this package. Self-pretraining needs only one
-thing skorch does not have: a fresh mask per training batch (and a fixed one for
-validation, so validation loss is comparable across epochs). That lives in
-:class:`MaskedPretrainNet`, which overrides the two step methods and nothing else.
+thing skorch does not have: fresh random draws per training batch (masks, or views for
+LeJEPA) and fixed ones for validation, so validation loss is comparable across epochs.
+:class:`SeededStepNet` adds exactly that to ``NeuralNet``; :class:`MaskedPretrainNet`,
+:class:`MaskedSigRegNet` and :class:`LeJEPANet` each define one ``random_step``.
 """
 
 from __future__ import annotations
@@ -39,7 +40,52 @@ class WarmupCosine:
         return self.floor + (1.0 - self.floor) * 0.5 * (1.0 + math.cos(math.pi * progress))
 
 
-class MaskedPretrainNet(NeuralNet):
+class SeededStepNet(NeuralNet):
+    """A ``NeuralNet`` whose every step draws random numbers from its own streams.
+
+    Training steps draw from one generator seeded by :meth:`stream_seed`; validation
+    steps from a second one that is reset every epoch, so validation loss is measured
+    on the same draws each epoch and is comparable across epochs. Subclasses implement
+    :meth:`random_step`. Generators are dropped when pickling (torch cannot pickle them).
+    """
+
+    def stream_seed(self) -> int:
+        raise NotImplementedError
+
+    def random_step(self, batch, generator: torch.Generator, training: bool, **fit_params):
+        """Return ``(loss, y_pred)`` for one batch."""
+        raise NotImplementedError
+
+    def _generator(self, device, seed: int) -> torch.Generator:
+        return torch.Generator(device=device).manual_seed(int(seed))
+
+    def train_step_single(self, batch, **fit_params):
+        self._set_training(True)
+        if getattr(self, "train_generator_", None) is None:
+            self.train_generator_ = self._generator(self.device, self.stream_seed())
+        loss, y_pred = self.random_step(batch, self.train_generator_, True, **fit_params)
+        loss.backward()
+        return {"loss": loss, "y_pred": y_pred}
+
+    def validation_step(self, batch, **fit_params):
+        self._set_training(False)
+        with torch.no_grad():
+            loss, y_pred = self.random_step(batch, self.valid_generator_, False, **fit_params)
+        return {"loss": loss, "y_pred": y_pred}
+
+    def run_single_epoch(self, iterator, training, prefix, step_fn, **fit_params):
+        if not training:
+            self.valid_generator_ = self._generator(self.device, self.stream_seed() + 1)
+        return super().run_single_epoch(iterator, training, prefix, step_fn, **fit_params)
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state.pop("train_generator_", None)
+        state.pop("valid_generator_", None)
+        return state
+
+
+class MaskedPretrainNet(SeededStepNet):
     """A skorch ``NeuralNet`` trained to reconstruct hidden values of its own input.
 
     Parameters (besides ``NeuralNet``'s)
@@ -64,8 +110,8 @@ class MaskedPretrainNet(NeuralNet):
         self.mask_seed = mask_seed
         self.loss = loss
 
-    def _generator(self, device, seed: int) -> torch.Generator:
-        return torch.Generator(device=device).manual_seed(int(seed))
+    def stream_seed(self) -> int:
+        return self.mask_seed
 
     def draw_mask(self, X: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
         """A fresh mask for NaN-coded ``X`` that hides observed values only."""
@@ -74,38 +120,13 @@ class MaskedPretrainNet(NeuralNet):
             observed=~torch.isnan(X),
         )
 
-    def _masked_step(self, batch, generator, training, **fit_params):
+    def random_step(self, batch, generator, training, **fit_params):
         Xi, _ = unpack_data(batch)
         Xi = Xi.to(self.device, non_blocking=True)
         hidden = self.draw_mask(Xi, generator)
         y_pred = self.infer({"X": Xi, "hidden": hidden}, **fit_params)
         loss = masked_reconstruction_loss(y_pred, Xi, hidden, self.loss)
         return loss, y_pred
-
-    def train_step_single(self, batch, **fit_params):
-        self._set_training(True)
-        if getattr(self, "train_generator_", None) is None:
-            self.train_generator_ = self._generator(self.device, self.mask_seed)
-        loss, y_pred = self._masked_step(batch, self.train_generator_, True, **fit_params)
-        loss.backward()
-        return {"loss": loss, "y_pred": y_pred}
-
-    def validation_step(self, batch, **fit_params):
-        self._set_training(False)
-        with torch.no_grad():
-            loss, y_pred = self._masked_step(batch, self.valid_generator_, False, **fit_params)
-        return {"loss": loss, "y_pred": y_pred}
-
-    def run_single_epoch(self, iterator, training, prefix, step_fn, **fit_params):
-        if not training:
-            self.valid_generator_ = self._generator(self.device, self.mask_seed + 1)
-        return super().run_single_epoch(iterator, training, prefix, step_fn, **fit_params)
-
-    def __getstate__(self):
-        state = super().__getstate__()
-        state.pop("train_generator_", None)
-        state.pop("valid_generator_", None)
-        return state
 
 
 class MaskedSigRegNet(MaskedPretrainNet):
@@ -134,13 +155,13 @@ class MaskedSigRegNet(MaskedPretrainNet):
         self.sigreg_ = SIGReg(n_slices=self.sigreg_slices, seed=self.mask_seed).to(self.device)
         return self
 
-    def _masked_step(self, batch, generator, training, **fit_params):
+    def random_step(self, batch, generator, training, **fit_params):
         encoded = []
         hook = self.module_.encoder.register_forward_hook(
             lambda module, args, output: encoded.append(output)
         )
         try:
-            loss, y_pred = super()._masked_step(batch, generator, training, **fit_params)
+            loss, y_pred = super().random_step(batch, generator, training, **fit_params)
         finally:
             hook.remove()
         self.sigreg_.train(training)
@@ -148,7 +169,7 @@ class MaskedSigRegNet(MaskedPretrainNet):
         return loss + float(self.sigreg_lambda) * reg, y_pred
 
 
-class LeJEPANet(NeuralNet):
+class LeJEPANet(SeededStepNet):
     """A skorch ``NeuralNet`` trained with the LeJEPA objective on random views.
 
     Each batch of series becomes ``n_global + n_local`` views
@@ -193,14 +214,14 @@ class LeJEPANet(NeuralNet):
         self.criterion_ = self.initialized_instance(self.criterion, kwargs)
         return self
 
-    def _generator(self, device, seed: int) -> torch.Generator:
-        return torch.Generator(device=device).manual_seed(int(seed))
+    def stream_seed(self) -> int:
+        return self.view_seed
 
     def get_loss(self, y_pred, y_true=None, X=None, training=False):
         """The criterion on projections ``(views, n, proj_dim)``; there is no target."""
         return self.criterion_(y_pred)
 
-    def _views_step(self, batch, generator, training, **fit_params):
+    def random_step(self, batch, generator, training, **fit_params):
         Xi, _ = unpack_data(batch)
         Xi = Xi.to(self.device, non_blocking=True)
         views = make_views(
@@ -211,28 +232,3 @@ class LeJEPANet(NeuralNet):
         _, proj = self.infer(views.reshape(v * n, *views.shape[2:]), **fit_params)
         proj = proj.reshape(v, n, -1)
         return self.get_loss(proj, None, X=Xi, training=training), proj
-
-    def train_step_single(self, batch, **fit_params):
-        self._set_training(True)
-        if getattr(self, "train_generator_", None) is None:
-            self.train_generator_ = self._generator(self.device, self.view_seed)
-        loss, y_pred = self._views_step(batch, self.train_generator_, True, **fit_params)
-        loss.backward()
-        return {"loss": loss, "y_pred": y_pred}
-
-    def validation_step(self, batch, **fit_params):
-        self._set_training(False)
-        with torch.no_grad():
-            loss, y_pred = self._views_step(batch, self.valid_generator_, False, **fit_params)
-        return {"loss": loss, "y_pred": y_pred}
-
-    def run_single_epoch(self, iterator, training, prefix, step_fn, **fit_params):
-        if not training:
-            self.valid_generator_ = self._generator(self.device, self.view_seed + 1)
-        return super().run_single_epoch(iterator, training, prefix, step_fn, **fit_params)
-
-    def __getstate__(self):
-        state = super().__getstate__()
-        state.pop("train_generator_", None)
-        state.pop("valid_generator_", None)
-        return state
