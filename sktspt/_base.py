@@ -22,6 +22,7 @@ from .callbacks import (
     FiniteLoss,
     fingerprint_arrays,
     open_run,
+    silent,
     stopped_early,
 )
 from .data import Normalizer, PanelInfo, check_panel
@@ -34,10 +35,6 @@ from .training import LeJEPANet, MaskedPretrainNet, MaskedSigRegNet, WarmupCosin
 
 TARGET_TOKENS = 32
 PRETRAIN_OBJECTIVES = ("masked", "lejepa", "masked+sigreg")
-
-
-def _silent(*args, **kwargs) -> None:
-    """A picklable sink that drops messages."""
 
 
 def resolve_device(device: str) -> str:
@@ -314,7 +311,7 @@ class SPTBase(BaseEstimator):
             patience = epochs if self.patience is None else self.patience
             callbacks.append(("best_epoch", EarlyStopping(
                 monitor="valid_loss", patience=patience, threshold=0.0, load_best=True,
-                sink=print if self.verbose else _silent,
+                sink=print if self.verbose else silent,
             )))
         callbacks += list(user or ())
         if checkpoint is not None:

@@ -57,7 +57,7 @@ _STOP_WEIGHTS = "early_stopping.safetensors"
 _EPOCH_DIR = re.compile(r"^epoch_(\d+)$")
 
 
-def _silent(*args, **kwargs) -> None:
+def silent(*args, **kwargs) -> None:
     """A picklable sink that drops messages."""
 
 
@@ -152,7 +152,7 @@ class EpochCheckpoint(Checkpoint):
     """
 
     def __init__(self, dirname: str):
-        super().__init__(monitor=None, dirname=dirname, sink=_silent, load_best=False, **_FILES)
+        super().__init__(monitor=None, dirname=dirname, sink=silent, load_best=False, **_FILES)
 
     def initialize(self) -> EpochCheckpoint:
         super().initialize()
