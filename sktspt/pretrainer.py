@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
+import torch
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import EmbeddingTransformerMixin, SPTBase
+from .data import check_panel
 from .training import LeJEPANet
 
 __all__ = ["SPTPretrainer"]
@@ -188,8 +190,6 @@ class SPTPretrainer(EmbeddingTransformerMixin, SPTBase):
 
     def reconstruct(self, X, hidden=None) -> np.ndarray:
         """Reconstruction of ``X`` (in normalised units) with ``hidden`` values removed."""
-        import torch
-
         check_is_fitted(self, "net_")
         if isinstance(self.net_, LeJEPANet):
             raise ValueError(
@@ -206,12 +206,8 @@ class SPTPretrainer(EmbeddingTransformerMixin, SPTBase):
                 h = torch.nn.functional.pad(h, (0, Xp.shape[-1] - h.shape[-1]))
             xb = torch.from_numpy(Xp).to(self._device)
             out = module(xb, None if h is None else h.to(self._device))
-        out = out[..., : self._len(X)].cpu().numpy()
+        length = check_panel(X)[1].n_timepoints
+        out = out[..., :length].cpu().numpy()
         # Time points after the panel's last observed value were dropped as padding.
-        pad = self._len(X) - out.shape[-1]
+        pad = length - out.shape[-1]
         return np.pad(out, ((0, 0), (0, 0), (0, pad)), constant_values=np.nan) if pad else out
-
-    def _len(self, X) -> int:
-        from .data import check_panel
-
-        return check_panel(X)[1].n_timepoints
