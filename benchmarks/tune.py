@@ -30,6 +30,14 @@ CONFIGS: dict[str, dict] = {
     "noval": {"validation_fraction": 0.0},
     "pre200": {"pretrain_epochs": 200},
     "tokens64": {"patch_tokens": 64},
+    "tokens128": {"patch_tokens": 128},
+    "aug": {"augment": True},
+    "aug_tokens64": {"augment": True, "patch_tokens": 64},
+    "rotary": {"positional": "rotary"},
+    "aug_pre200": {"augment": True, "pretrain_epochs": 200},
+    "aug_ratio50": {"augment": True, "mask_ratio": 0.5},
+    "aug_noval": {"augment": True, "validation_fraction": 0.0},
+    "aug_rotary": {"augment": True, "positional": "rotary"},
 }
 
 

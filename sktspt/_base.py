@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 from skorch.callbacks import EarlyStopping, GradientNormClipping, LRScheduler
 from skorch.dataset import ValidSplit
 
+from .augment import Augmentation
 from .callbacks import (
     RESUME_CALLBACK,
     EpochCheckpoint,
@@ -25,7 +26,7 @@ from .callbacks import (
     silent,
     stopped_early,
 )
-from .data import Normalizer, PanelInfo, check_panel
+from .data import Normalizer, PanelInfo, check_panel, resolve_normalization
 from .loaders import TensorBatchIterator
 from .masking import MASKINGS
 from .nn.heads import LeJEPAModel, ReconstructionModel
@@ -109,6 +110,8 @@ class SPTBase(BaseEstimator):
             raise ValueError(
                 f"pretrain_objective must be one of {PRETRAIN_OBJECTIVES}, got {objective!r}."
             )
+        if not isinstance(self.augment, bool | np.bool_):
+            raise TypeError(f"augment must be True or False, got {self.augment!r}.")
         lam = self.sigreg_lambda
         if isinstance(lam, bool) or not isinstance(lam, int | float | np.number) or not (
             0.0 <= float(lam) <= 1.0
@@ -171,7 +174,7 @@ class SPTBase(BaseEstimator):
             del self.n_features_in_
         self.patch_size_ = self._resolve_patch_size(info.n_timepoints)
         self.max_tokens_ = math.ceil(info.n_timepoints / self.patch_size_)
-        self.normalizer_ = Normalizer(self.normalize).fit(X)
+        self.normalizer_ = Normalizer(resolve_normalization(self.normalize, X)).fit(X)
         return X, info
 
     def _input(self, X) -> np.ndarray:
@@ -420,6 +423,7 @@ class SPTBase(BaseEstimator):
             objective_kwargs = dict(
                 module=ReconstructionModel, criterion=torch.nn.MSELoss, masking=masking,
                 mask_ratio=float(self.mask_ratio), mean_span=self._mean_span(), mask_seed=seed,
+                augmentation=self._augmentation(),
             )
             if objective == "masked+sigreg":
                 objective_kwargs["sigreg_lambda"] = float(self.sigreg_lambda)
@@ -433,6 +437,10 @@ class SPTBase(BaseEstimator):
         else:
             net.initialize()
         return net
+
+    def _augmentation(self) -> Augmentation | None:
+        """The training-batch augmentation of both phases; override to change the recipe."""
+        return Augmentation() if self.augment else None
 
     def _mean_span(self) -> float:
         if self.mean_span is None:

@@ -216,6 +216,9 @@ MODELS: dict[str, ModelSpec] = {
     "scratch": ModelSpec(_scratch),
     "scratch-rotary": ModelSpec(partial(_scratch, positional="rotary")),
     "scratch-alibi": ModelSpec(partial(_scratch, positional="alibi")),
+    # No validation split: all training data, last epoch (the split costs scratch more).
+    "spt-noval": ModelSpec(partial(_spt, validation_fraction=0.0)),
+    "scratch-noval": ModelSpec(partial(_scratch, validation_fraction=0.0)),
     "spt-crate": ModelSpec(partial(_spt, architecture="crate")),
     "spt-attention_only": ModelSpec(partial(_spt, architecture="attention_only")),
     "spt-sigreg": ModelSpec(partial(_spt, pretrain_objective="masked+sigreg")),

@@ -12,6 +12,7 @@ from skorch import NeuralNetClassifier
 from ._base import EmbeddingTransformerMixin, SPTBase
 from .data import check_labels, check_panel
 from .nn.heads import ClassificationModel
+from .training import AugmentedNetClassifier
 
 __all__ = ["SPTClassifier"]
 
@@ -57,6 +58,9 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         AdamW settings (warm-up then cosine decay per batch) for both phases.
     label_smoothing : float, default=0.1
         Label smoothing of the cross-entropy loss.
+    augment : bool, default=True
+        Train both phases on randomly windowed, scaled and jittered variants of each
+        batch (:class:`~sktspt.augment.Augmentation`); prediction sees the series as given.
     validation_fraction : float, default=0.2
         Part of the training data held out (stratified) to pick the best epoch in each
         phase; 0 keeps the last epoch.
@@ -122,7 +126,7 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         patch_size="auto",
         positional="sinusoidal",
         architecture="transformer",
-        normalize="global",
+        normalize="auto",
         masking="span",
         mask_ratio=0.3,
         mean_span=None,
@@ -134,6 +138,7 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         weight_decay=0.01,
         batch_size=16,
         label_smoothing=0.1,
+        augment=True,
         validation_fraction=0.2,
         patience=None,
         pretrainer=None,
@@ -164,6 +169,7 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         self.weight_decay = weight_decay
         self.batch_size = batch_size
         self.label_smoothing = label_smoothing
+        self.augment = augment
         self.validation_fraction = validation_fraction
         self.patience = patience
         self.pretrainer = pretrainer
@@ -260,8 +266,10 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
     def _finetune_net(
         self, n: int, y_enc: np.ndarray, seed: int, phase: str | None = "finetune"
     ) -> NeuralNetClassifier:
-        return NeuralNetClassifier(
+        return AugmentedNetClassifier(
             module=ClassificationModel,
+            augmentation=self._augmentation(),
+            augment_seed=seed + 2,
             module__n_classes=len(self.classes_),
             criterion=torch.nn.CrossEntropyLoss,
             criterion__label_smoothing=float(self.label_smoothing),

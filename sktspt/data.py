@@ -9,6 +9,7 @@ and unequal lengths need no special path.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -195,6 +196,31 @@ def check_labels(y, n_instances: int) -> np.ndarray:
     return y
 
 
+#: Above this spread of per-series scales (90th / 10th percentile of the standard
+#: deviations, in any channel) one global scale cannot serve every series.
+SCALE_SPREAD_LIMIT = 1000.0
+
+
+def resolve_normalization(mode: str | None, X: np.ndarray) -> str | None:
+    """The normalisation ``mode="auto"`` stands for on training panel ``X``.
+
+    ``"instance"`` when the series' scales spread over more than three orders of
+    magnitude (PLAID's currents span five), where global statistics would squash the
+    quiet series to near zero; ``"global"`` otherwise, which keeps the amplitude
+    differences that often carry the class (activity intensity, for example).
+    Other modes are returned unchanged.
+    """
+    if mode != "auto":
+        return mode
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        std = np.nanstd(X.astype(np.float64), axis=2)  # (n, c)
+        low, high = np.nanpercentile(std, [10, 90], axis=0)
+    spread = high / np.maximum(low, np.finfo(np.float64).tiny)
+    return "instance" if np.nanmax(np.nan_to_num(spread, nan=1.0)) > SCALE_SPREAD_LIMIT \
+        else "global"
+
+
 class Normalizer:
     """Per-channel standardisation whose statistics come from the training data only.
 
@@ -207,7 +233,7 @@ class Normalizer:
     def __init__(self, mode: str | None = "global", eps: float = 1e-5):
         if mode not in ("global", "instance", None):
             raise ValueError(
-                f"normalize must be 'global', 'instance' or None, got {mode!r}."
+                f"normalize must be 'auto', 'global', 'instance' or None, got {mode!r}."
             )
         self.mode = mode
         self.eps = eps
@@ -232,8 +258,6 @@ class Normalizer:
         if self.mode == "global":
             return (X - self.mean_[None, :, None]) / self.std_[None, :, None]
         if self.mode == "instance":
-            import warnings
-
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
                 X = np.asarray(X, dtype=np.float64)  # float32 squares overflow early

@@ -46,9 +46,11 @@ class SPTPretrainer(EmbeddingTransformerMixin, SPTBase):
         with a ``d_model x d_model`` dictionary); ``"attention_only"``: the same
         attention followed by a learned soft threshold, no dictionary and no MLP, about
         a third fewer weights than CRATE. Both ignore ``dim_feedforward``.
-    normalize : {"global", "instance"} or None, default="global"
+    normalize : {"auto", "global", "instance"} or None, default="auto"
         ``"global"``: per-channel statistics of the training data (part of the fitted
-        state); ``"instance"``: each series standardised on its own.
+        state); ``"instance"``: each series standardised on its own; ``"auto"``:
+        ``"instance"`` when the training series' scales span more than three orders of
+        magnitude, else ``"global"`` (:func:`sktspt.data.resolve_normalization`).
     masking : {"random", "span", "block", "channel", "mixed"}, default="span"
         Masking objective, see :mod:`sktspt.masking`.
     mask_ratio : float, default=0.3
@@ -73,6 +75,9 @@ class SPTPretrainer(EmbeddingTransformerMixin, SPTBase):
         AdamW weight decay.
     batch_size : int, default=16
         Series per batch.
+    augment : bool, default=True
+        Pretrain on randomly windowed, scaled and jittered variants of each batch
+        (:class:`~sktspt.augment.Augmentation`).
     validation_fraction : float, default=0.2
         Part of the training data held out to pick the best epoch (by reconstruction
         loss on fixed masks). 0 keeps the last epoch.
@@ -128,7 +133,7 @@ class SPTPretrainer(EmbeddingTransformerMixin, SPTBase):
         patch_size="auto",
         positional="sinusoidal",
         architecture="transformer",
-        normalize="global",
+        normalize="auto",
         masking="span",
         mask_ratio=0.3,
         mean_span=None,
@@ -138,6 +143,7 @@ class SPTPretrainer(EmbeddingTransformerMixin, SPTBase):
         lr=1e-3,
         weight_decay=0.01,
         batch_size=16,
+        augment=True,
         validation_fraction=0.2,
         patience=None,
         callbacks=None,
@@ -164,6 +170,7 @@ class SPTPretrainer(EmbeddingTransformerMixin, SPTBase):
         self.lr = lr
         self.weight_decay = weight_decay
         self.batch_size = batch_size
+        self.augment = augment
         self.validation_fraction = validation_fraction
         self.patience = patience
         self.callbacks = callbacks

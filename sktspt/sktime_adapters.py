@@ -62,8 +62,8 @@ class SPTClassifierSktime(BaseClassifier):
         Input handling.
     masking, mask_ratio, mean_span, pretrain_objective, sigreg_lambda, pretrain_epochs
         The self-pretraining objective and its length.
-    max_epochs, lr, weight_decay, batch_size, label_smoothing
-        Fine-tuning.
+    max_epochs, lr, weight_decay, batch_size, label_smoothing, augment
+        Fine-tuning (``augment`` also applies to pretraining).
     validation_fraction, patience
         Best-epoch selection on a held-out part of the training data.
     pretrainer : SPTPretrainer or None, default=None
@@ -119,7 +119,7 @@ class SPTClassifierSktime(BaseClassifier):
         patch_size="auto",
         positional="sinusoidal",
         architecture="transformer",
-        normalize="global",
+        normalize="auto",
         masking="span",
         mask_ratio=0.3,
         mean_span=None,
@@ -131,6 +131,7 @@ class SPTClassifierSktime(BaseClassifier):
         weight_decay=0.01,
         batch_size=16,
         label_smoothing=0.1,
+        augment=True,
         validation_fraction=0.2,
         patience=None,
         pretrainer=None,
@@ -160,6 +161,7 @@ class SPTClassifierSktime(BaseClassifier):
         self.weight_decay = weight_decay
         self.batch_size = batch_size
         self.label_smoothing = label_smoothing
+        self.augment = augment
         self.validation_fraction = validation_fraction
         self.patience = patience
         self.pretrainer = pretrainer
@@ -223,7 +225,7 @@ class SPTTransformerSktime(BaseTransformer):
         Input handling.
     masking, mask_ratio, mean_span, pretrain_objective, sigreg_lambda
         The self-pretraining objective.
-    max_epochs, lr, weight_decay, batch_size
+    max_epochs, lr, weight_decay, batch_size, augment
         Pretraining.
     validation_fraction, patience
         Best-epoch selection by reconstruction loss on held-out series.
@@ -281,7 +283,7 @@ class SPTTransformerSktime(BaseTransformer):
         patch_size="auto",
         positional="sinusoidal",
         architecture="transformer",
-        normalize="global",
+        normalize="auto",
         masking="span",
         mask_ratio=0.3,
         mean_span=None,
@@ -291,6 +293,7 @@ class SPTTransformerSktime(BaseTransformer):
         lr=1e-3,
         weight_decay=0.01,
         batch_size=16,
+        augment=True,
         validation_fraction=0.2,
         patience=None,
         callbacks=None,
@@ -317,6 +320,7 @@ class SPTTransformerSktime(BaseTransformer):
         self.lr = lr
         self.weight_decay = weight_decay
         self.batch_size = batch_size
+        self.augment = augment
         self.validation_fraction = validation_fraction
         self.patience = patience
         self.callbacks = callbacks

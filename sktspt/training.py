@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 import torch
-from skorch import NeuralNet
+from skorch import NeuralNet, NeuralNetClassifier
 from skorch.dataset import unpack_data
 
 from .losses import masked_reconstruction_loss
@@ -21,7 +21,9 @@ from .nn.encoder import masked_mean
 from .sigreg import LeJEPALoss, SIGReg
 from .views import make_views
 
-__all__ = ["MaskedPretrainNet", "MaskedSigRegNet", "LeJEPANet", "WarmupCosine"]
+__all__ = [
+    "AugmentedNetClassifier", "MaskedPretrainNet", "MaskedSigRegNet", "LeJEPANet", "WarmupCosine",
+]
 
 
 class WarmupCosine:
@@ -97,13 +99,17 @@ class MaskedPretrainNet(SeededStepNet):
         masks are redrawn from the same seed every epoch.
     loss : {"mse", "l1"}
         Error on the hidden values.
+    augmentation : callable or None
+        ``augmentation(X, generator)`` applied to training batches before masking
+        (see :mod:`sktspt.augment`), so pretraining sees more variants of few series.
     """
 
     def __init__(
         self, *args, masking="span", mask_ratio=0.3, mean_span=3.0, mask_seed=0, loss="mse",
-        **kwargs,
+        augmentation=None, **kwargs,
     ):
         super().__init__(*args, **kwargs)
+        self.augmentation = augmentation
         self.masking = masking
         self.mask_ratio = mask_ratio
         self.mean_span = mean_span
@@ -123,6 +129,8 @@ class MaskedPretrainNet(SeededStepNet):
     def random_step(self, batch, generator, training, **fit_params):
         Xi, _ = unpack_data(batch)
         Xi = Xi.to(self.device, non_blocking=True)
+        if training and self.augmentation is not None:
+            Xi = self.augmentation(Xi, generator)
         hidden = self.draw_mask(Xi, generator)
         y_pred = self.infer({"X": Xi, "hidden": hidden}, **fit_params)
         loss = masked_reconstruction_loss(y_pred, Xi, hidden, self.loss)
@@ -232,3 +240,27 @@ class LeJEPANet(SeededStepNet):
         _, proj = self.infer(views.reshape(v * n, *views.shape[2:]), **fit_params)
         proj = proj.reshape(v, n, -1)
         return self.get_loss(proj, None, X=Xi, training=training), proj
+
+
+class AugmentedNetClassifier(SeededStepNet, NeuralNetClassifier):
+    """A ``NeuralNetClassifier`` that augments its training batches.
+
+    ``augmentation(X, generator)`` (see :mod:`sktspt.augment`) draws from a stream
+    seeded by ``augment_seed``; validation and prediction batches are left as they are.
+    With ``augmentation=None`` it trains exactly like ``NeuralNetClassifier``.
+    """
+
+    def __init__(self, *args, augmentation=None, augment_seed=0, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.augmentation = augmentation
+        self.augment_seed = augment_seed
+
+    def stream_seed(self) -> int:
+        return self.augment_seed
+
+    def random_step(self, batch, generator, training, **fit_params):
+        Xi, yi = unpack_data(batch)
+        if training and self.augmentation is not None:
+            Xi = self.augmentation(Xi.to(self.device, non_blocking=True), generator)
+        y_pred = self.infer(Xi, **fit_params)
+        return self.get_loss(y_pred, yi, X=Xi, training=training), y_pred

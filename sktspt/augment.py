@@ -1,0 +1,62 @@
+"""Label-preserving augmentation of training batches.
+
+A few dozen labelled series are too few for a transformer to learn which differences
+do not matter. Each training batch is therefore replaced by a random variant of itself:
+a random window of 80-100 % of each series stretched back to its length
+("window slicing", Le Guennec et al. 2016), every channel scaled by a factor from
+``N(1, scale_std)``, and Gaussian jitter. The class of a series survives all three;
+its exact alignment, amplitude and noise do not, which is what the network should
+learn to ignore. Validation and prediction batches are never augmented.
+
+Draws come from a ``torch.Generator``, for all series at once, so a seeded fit is
+reproducible. NaN keeps its meaning (missing or padding), as in :mod:`sktspt.views`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from .views import crop_resample
+
+__all__ = ["Augmentation"]
+
+
+@dataclass(frozen=True)
+class Augmentation:
+    """Random window slicing, scaling and jitter of a NaN-coded batch ``(n, c, t)``.
+
+    Parameters
+    ----------
+    crop : (float, float)
+        Range of the kept window, as a fraction of each series' valid length.
+    scale_std : float
+        Standard deviation of the per-channel scale factor around 1.
+    jitter_std : float
+        Standard deviation of additive Gaussian noise, in normalised units.
+    """
+
+    crop: tuple[float, float] = (0.8, 1.0)
+    scale_std: float = 0.1
+    jitter_std: float = 0.03
+
+    def __post_init__(self):
+        low, high = self.crop
+        if not 0.0 < low <= high <= 1.0:
+            raise ValueError(f"crop must satisfy 0 < low <= high <= 1, got {self.crop!r}.")
+        if self.scale_std < 0 or self.jitter_std < 0:
+            raise ValueError("scale_std and jitter_std must be non-negative.")
+
+    def __call__(self, X: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+        n, c, t = X.shape
+        kw = dict(generator=generator, device=X.device, dtype=X.dtype)
+        low, high = self.crop
+        if low < 1.0:
+            fraction = low + (high - low) * torch.rand(n, **kw)
+            X = crop_resample(X, fraction, torch.rand(n, **kw))
+        if self.scale_std > 0:
+            X = X * (1.0 + self.scale_std * torch.randn(n, c, 1, **kw))
+        if self.jitter_std > 0:
+            X = X + self.jitter_std * torch.randn(n, c, t, **kw)
+        return X

@@ -1,0 +1,107 @@
+"""Training-batch augmentation: the transform itself and its use in both phases."""
+
+import numpy as np
+import pytest
+import torch
+from conftest import make_panel
+from sklearn.base import clone
+
+from sktspt import SPTClassifier, SPTPretrainer
+from sktspt.augment import Augmentation
+from sktspt.training import AugmentedNetClassifier
+
+
+def _gen(seed=0):
+    return torch.Generator().manual_seed(seed)
+
+
+def test_identity_when_every_effect_is_off():
+    X = torch.randn(4, 2, 30, generator=_gen(1))
+    out = Augmentation(crop=(1.0, 1.0), scale_std=0.0, jitter_std=0.0)(X, _gen(0))
+    assert torch.equal(out, X)
+
+
+def test_seeded_shape_preserving_and_different_per_series():
+    X = torch.randn(6, 3, 40, generator=_gen(1))
+    aug = Augmentation()
+    out = aug(X, _gen(0))
+    assert out.shape == X.shape
+    assert torch.equal(out, aug(X, _gen(0)))
+    assert not torch.equal(out, aug(X, _gen(1)))
+    assert not torch.allclose(out, X)
+
+
+def test_window_keeps_the_configured_share_of_a_ramp():
+    t = 50
+    X = torch.arange(t, dtype=torch.float32).expand(300, 1, t).clone()
+    out = Augmentation(crop=(0.8, 1.0), scale_std=0.0, jitter_std=0.0)(X, _gen(0))
+    share = (out[:, 0, -1] - out[:, 0, 0]) / (t - 1)
+    assert share.min() >= 0.8 - 1e-5 and share.max() <= 1.0 + 1e-5
+    assert share.max() - share.min() > 0.1  # the window length varies between series
+
+
+def test_padding_and_gaps_stay_missing():
+    X = torch.randn(3, 2, 40, generator=_gen(1))
+    X[0, :, 25:] = float("nan")  # a shorter series, padded
+    X[1, 0, 10] = float("nan")  # one missing value
+    out = Augmentation(crop=(1.0, 1.0))(X, _gen(0))  # no resampling: positions stay put
+    assert torch.equal(torch.isnan(out), torch.isnan(X))
+    out = Augmentation()(X, _gen(0))
+    assert torch.isnan(out[0, :, 25:]).all() and not torch.isnan(out[0, :, :25]).any()
+    assert not torch.isnan(out[2]).any()
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"crop": (0.0, 1.0)}, {"crop": (0.9, 0.8)}, {"crop": (0.5, 1.2)},
+    {"scale_std": -0.1}, {"jitter_std": -1.0},
+])
+def test_bad_settings_are_rejected(kwargs):
+    with pytest.raises(ValueError):
+        Augmentation(**kwargs)
+
+
+def _tiny(**kw):
+    base = dict(depth=1, d_model=16, n_heads=2, dim_feedforward=16, pretrain_epochs=3,
+                max_epochs=3, random_state=0)
+    return {**base, **kw}
+
+
+def test_classifier_augments_training_only_and_stays_reproducible():
+    X, y = make_panel(n=40, c=2, t=32, seed=0)
+    off = SPTClassifier(**_tiny(augment=False)).fit(X, y)
+    on = SPTClassifier(**_tiny(augment=True)).fit(X, y)
+    again = clone(on).fit(X, y)
+    assert isinstance(on.net_, AugmentedNetClassifier)
+    assert on.net_.augmentation is not None and off.net_.augmentation is None
+    np.testing.assert_array_equal(on.predict_proba(X), again.predict_proba(X))
+    assert not np.allclose(on.predict_proba(X), off.predict_proba(X))
+    # prediction is deterministic: augmentation never touches it
+    np.testing.assert_array_equal(on.predict_proba(X), on.predict_proba(X))
+
+
+def test_validation_loss_is_unaffected_by_augmentation():
+    """With no weight update (lr tiny), the validation loss of epoch 1 is the same."""
+    X, y = make_panel(n=40, c=1, t=32, seed=1)
+    kw = _tiny(pretrain_epochs=0, max_epochs=1, lr=1e-12)
+    a = SPTClassifier(augment=True, **kw).fit(X, y)
+    b = SPTClassifier(augment=False, **kw).fit(X, y)
+    assert a.history_[-1, "valid_loss"] == pytest.approx(b.history_[-1, "valid_loss"], rel=1e-5)
+    assert a.history_[-1, "train_loss"] != pytest.approx(b.history_[-1, "train_loss"], rel=1e-6)
+
+
+def test_pretraining_sees_augmented_batches():
+    X, _ = make_panel(n=40, c=1, t=32, seed=2)
+    kw = dict(depth=1, d_model=16, n_heads=2, dim_feedforward=16, max_epochs=1, lr=1e-12,
+              random_state=0)
+    on = SPTPretrainer(augment=True, **kw).fit(X)
+    off = SPTPretrainer(augment=False, **kw).fit(X)
+    assert on.net_.augmentation is not None and off.net_.augmentation is None
+    assert on.history_[0, "train_loss"] != pytest.approx(off.history_[0, "train_loss"], rel=1e-6)
+    assert on.history_[0, "valid_loss"] == pytest.approx(off.history_[0, "valid_loss"], rel=1e-6)
+
+
+@pytest.mark.parametrize("value", ["yes", 1, None])
+def test_augment_must_be_a_bool(value):
+    X, y = make_panel(n=20, c=1, t=32, seed=0)
+    with pytest.raises(TypeError, match="augment"):
+        SPTClassifier(augment=value).fit(X, y)
