@@ -37,6 +37,7 @@ CONFIGS: dict[str, dict] = {
     "aug_pre200": {"augment": True, "pretrain_epochs": 200},
     "aug_ratio50": {"augment": True, "mask_ratio": 0.5},
     "aug_noval": {"augment": True, "validation_fraction": 0.0},
+    "noaug": {"augment": False},
     "aug_rotary": {"augment": True, "positional": "rotary"},
 }
 
