@@ -58,9 +58,11 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         AdamW settings (warm-up then cosine decay per batch) for both phases.
     label_smoothing : float, default=0.1
         Label smoothing of the cross-entropy loss.
-    augment : bool, default=True
+    augment : bool, default=False
         Train both phases on randomly windowed, scaled and jittered variants of each
         batch (:class:`~sktspt.augment.Augmentation`); prediction sees the series as given.
+        LeJEPA pretraining keeps its own views. Off by default: it helped some datasets in
+        training-split CV and cost ACSF1 25-35 points (``docs/tuning.md``).
     validation_fraction : float, default=0.2
         Part of the training data held out (stratified) to pick the best epoch in each
         phase; 0 keeps the last epoch.
@@ -138,7 +140,7 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         weight_decay=0.01,
         batch_size=16,
         label_smoothing=0.1,
-        augment=True,
+        augment=False,
         validation_fraction=0.2,
         patience=None,
         pretrainer=None,

@@ -75,7 +75,7 @@ class SPTPretrainer(EmbeddingTransformerMixin, SPTBase):
         AdamW weight decay.
     batch_size : int, default=16
         Series per batch.
-    augment : bool, default=True
+    augment : bool, default=False
         Pretrain on randomly windowed, scaled and jittered variants of each batch
         (:class:`~sktspt.augment.Augmentation`).
     validation_fraction : float, default=0.2
@@ -143,7 +143,7 @@ class SPTPretrainer(EmbeddingTransformerMixin, SPTBase):
         lr=1e-3,
         weight_decay=0.01,
         batch_size=16,
-        augment=True,
+        augment=False,
         validation_fraction=0.2,
         patience=None,
         callbacks=None,

@@ -4,7 +4,8 @@ skorch runs every training loop in this package. Self-pretraining needs only one
 thing skorch does not have: fresh random draws per training batch (masks, or views for
 LeJEPA) and fixed ones for validation, so validation loss is comparable across epochs.
 :class:`SeededStepNet` adds exactly that to ``NeuralNet``; :class:`MaskedPretrainNet`,
-:class:`MaskedSigRegNet` and :class:`LeJEPANet` each define one ``random_step``.
+:class:`MaskedSigRegNet` and :class:`LeJEPANet` each define one ``random_step``, and so
+does :class:`AugmentedNetClassifier`, the fine-tuning net, whose draws augment batches.
 """
 
 from __future__ import annotations
