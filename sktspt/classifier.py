@@ -7,7 +7,6 @@ import torch
 from sklearn.base import ClassifierMixin
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils.validation import check_is_fitted
-from skorch import NeuralNetClassifier
 
 from ._base import EmbeddingTransformerMixin, SPTBase
 from .data import check_labels, check_panel
@@ -94,7 +93,7 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
     ----------
     classes_ : ndarray
         Class labels (any type).
-    net_ : skorch.NeuralNetClassifier
+    net_ : sktspt.training.AugmentedNetClassifier
         The fine-tuned skorch net.
     encoder_ : TransformerEncoder
         The fine-tuned encoder.
@@ -267,11 +266,11 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
 
     def _finetune_net(
         self, n: int, y_enc: np.ndarray, seed: int, phase: str | None = "finetune"
-    ) -> NeuralNetClassifier:
+    ) -> AugmentedNetClassifier:
         return AugmentedNetClassifier(
             module=ClassificationModel,
             augmentation=self._augmentation(),
-            augment_seed=seed + 2,
+            augment_seed=seed + 2,  # pretraining's mask streams use seed and seed + 1
             module__n_classes=len(self.classes_),
             criterion=torch.nn.CrossEntropyLoss,
             criterion__label_smoothing=float(self.label_smoothing),

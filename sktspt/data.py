@@ -216,9 +216,8 @@ def resolve_normalization(mode: str | None, X: np.ndarray) -> str | None:
         warnings.simplefilter("ignore", RuntimeWarning)
         std = np.nanstd(X.astype(np.float64), axis=2)  # (n, c)
         low, high = np.nanpercentile(std, [10, 90], axis=0)
-    spread = high / np.maximum(low, np.finfo(np.float64).tiny)
-    return "instance" if np.nanmax(np.nan_to_num(spread, nan=1.0)) > SCALE_SPREAD_LIMIT \
-        else "global"
+    spread = np.nan_to_num(high / np.maximum(low, np.finfo(np.float64).tiny), nan=1.0)
+    return "instance" if spread.max() > SCALE_SPREAD_LIMIT else "global"
 
 
 class Normalizer:
