@@ -39,6 +39,14 @@ CONFIGS: dict[str, dict] = {
     "aug_noval": {"augment": True, "validation_fraction": 0.0},
     "noaug": {"augment": False},
     "aug_rotary": {"augment": True, "positional": "rotary"},
+    # Round 4: step budgets, no held-out split (last epoch), tokenizers and token counts.
+    **{
+        f"{tok[0]}{tokens}_s{steps}": {
+            "tokenizer": tok, "patch_tokens": tokens, "validation_fraction": 0.0,
+            "pretrain_epochs": "auto", "max_epochs": "auto", "auto_steps": steps,
+        }
+        for tok in ("conv", "patch") for tokens in (16, 32, 64, 128) for steps in (500, 1000, 2000)
+    },
 }
 
 
@@ -52,8 +60,12 @@ def fit_score(params: dict, X, y, train, test, scratch: bool, seed: int) -> floa
     tokens = params.pop("patch_tokens", None)
     if tokens:
         params["patch_size"] = max(1, int(np.ceil(X.shape[2] / tokens)))
-    if scratch:
-        params["max_epochs"] = params.get("max_epochs", 100) + params.get("pretrain_epochs", 100)
+    if scratch:  # the same network at equal optimizer steps (equal epochs for fixed counts)
+        pre, fine = params.get("pretrain_epochs", 100), params.get("max_epochs", 100)
+        if pre == "auto" and fine == "auto":
+            params["auto_steps"] = 2 * params.get("auto_steps", 2000)
+        else:
+            params["max_epochs"] = pre + fine
         params["pretrain_epochs"] = 0
     clf = SPTClassifier(random_state=seed, **params).fit(X[train], y[train])
     return clf.score(X[test], y[test])
@@ -88,6 +100,8 @@ def main() -> None:
     parser.add_argument("--configs", nargs="+", default=list(CONFIGS))
     parser.add_argument("--datasets", nargs="+",
                         default=["GunPoint", "ArrowHead", "ItalyPowerDemand"])
+    parser.add_argument("--models", nargs="+", default=["spt", "scratch"],
+                        choices=["spt", "scratch"])
     parser.add_argument("--folds", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--n-jobs", type=int, default=1)
@@ -106,7 +120,7 @@ def main() -> None:
             for name in args.datasets:
                 X, y = load(name)
                 folds = StratifiedKFold(args.folds, shuffle=True, random_state=args.seed)
-                jobs = [(model, i, tr, te) for model in ("spt", "scratch")
+                jobs = [(model, i, tr, te) for model in args.models
                         for i, (tr, te) in enumerate(folds.split(X, y))]
                 for model, i, acc, sec in Parallel(n_jobs=args.n_jobs)(
                     delayed(run)(CONFIGS[config], X, y, *job, args.seed) for job in jobs
@@ -114,7 +128,7 @@ def main() -> None:
                     writer.writerow([config, name, model, i, f"{acc:.4f}", f"{sec:.1f}"])
                     f.flush()
                 rows = [r for r in csv.reader(open(args.output)) if r[0] == config and r[1] == name]
-                for model in ("spt", "scratch"):
+                for model in args.models:
                     accs = [float(r[4]) for r in rows if r[2] == model]
                     print(f"{config:10s} {name:18s} {model:8s} {np.mean(accs):.3f}", flush=True)
 

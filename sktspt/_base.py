@@ -31,6 +31,7 @@ from .loaders import TensorBatchIterator
 from .masking import MASKINGS
 from .nn.heads import LeJEPAModel, ReconstructionModel
 from .nn.positional import POSITIONALS
+from .nn.tokenizers import TOKENIZERS
 from .nn.whitebox import ARCHITECTURES
 from .training import LeJEPANet, MaskedPretrainNet, MaskedSigRegNet, WarmupCosine
 
@@ -105,6 +106,8 @@ class SPTBase(BaseEstimator):
             raise ValueError(
                 f"architecture must be one of {ARCHITECTURES}, got {architecture!r}."
             )
+        if self.tokenizer not in TOKENIZERS:
+            raise ValueError(f"tokenizer must be one of {TOKENIZERS}, got {self.tokenizer!r}.")
         objective = self.pretrain_objective
         if objective not in PRETRAIN_OBJECTIVES:
             raise ValueError(
@@ -134,13 +137,16 @@ class SPTBase(BaseEstimator):
             if (isinstance(value, bool) or not isinstance(value, int | float | np.number)
                     or not valid(value)):
                 raise ValueError(f"{name} must be {what}, got {value!r}.")
-        for name in ("max_epochs", "pretrain_epochs", "patience"):
+        for name in ("max_epochs", "pretrain_epochs", "patience", "auto_steps"):
             value = getattr(self, name, None)
             if value is None and name == "patience" or not hasattr(self, name):
                 continue
-            low = 1 if name == "patience" else 0
+            if value == "auto" and name in ("max_epochs", "pretrain_epochs"):
+                continue
+            low = 1 if name in ("patience", "auto_steps") else 0
             if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
-                kind = "None or a positive" if name == "patience" else "a non-negative"
+                kind = {"patience": "None or a positive", "auto_steps": "a positive"}.get(
+                    name, "'auto' or a non-negative")
                 raise ValueError(f"{name} must be {kind} integer, got {value!r}.")
         if self.device is not None:
             try:
@@ -231,6 +237,7 @@ class SPTBase(BaseEstimator):
             dropout=self.dropout,
             positional=self.positional,
             architecture=self.architecture,
+            tokenizer=self.tokenizer,
         )
 
     # --- randomness and device ----------------------------------------------------------
@@ -264,6 +271,19 @@ class SPTBase(BaseEstimator):
                 return None
             return ValidSplit(frac, stratified=True, random_state=seed)
         return ValidSplit(frac, stratified=False, random_state=seed)
+
+    def _resolve_epochs(self, epochs, n: int, seed: int, y=None) -> int:
+        """``epochs``, or for ``"auto"`` the epochs that give about ``auto_steps`` steps.
+
+        A budget in optimizer steps rather than epochs gives small datasets enough
+        updates (36 series in batches of 16 are 3 steps an epoch) without over-training
+        large ones.
+        """
+        if epochs != "auto":
+            return int(epochs)
+        split = self._train_split(n, seed, y)
+        n_train = n - (math.ceil(n * self.validation_fraction) if split is not None else 0)
+        return max(1, math.ceil(self.auto_steps / max(1, math.ceil(n_train / self.batch_size))))
 
     def _net_kwargs(
         self, n: int, epochs: int, seed: int, y=None, callbacks=None, phase: str | None = None

@@ -125,6 +125,7 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         dim_feedforward=128,
         dropout=0.1,
         patch_size="auto",
+        tokenizer="patch",
         positional="sinusoidal",
         architecture="transformer",
         normalize="auto",
@@ -135,6 +136,7 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         sigreg_lambda=0.05,
         pretrain_epochs=100,
         max_epochs=100,
+        auto_steps=2000,
         lr=1e-3,
         weight_decay=0.01,
         batch_size=16,
@@ -156,6 +158,7 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         self.dim_feedforward = dim_feedforward
         self.dropout = dropout
         self.patch_size = patch_size
+        self.tokenizer = tokenizer
         self.positional = positional
         self.architecture = architecture
         self.normalize = normalize
@@ -166,6 +169,7 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         self.sigreg_lambda = sigreg_lambda
         self.pretrain_epochs = pretrain_epochs
         self.max_epochs = max_epochs
+        self.auto_steps = auto_steps
         self.lr = lr
         self.weight_decay = weight_decay
         self.batch_size = batch_size
@@ -208,19 +212,22 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         with self._seeded(seed):
             encoder_state = None
             self.pretrain_history_ = None
+            self.pretrain_epochs_ = 0
             if self.pretrainer is not None:
                 encoder_state = self.pretrainer.encoder_.state_dict()
-            elif self.pretrain_epochs > 0:
+            elif self.pretrain_epochs != 0:
                 pre_X = Xp if X_unlabeled is None else self._with_unlabeled(Xp, X_unlabeled)
-                pre_net = self._pretrain(pre_X, self.pretrain_epochs, seed)
+                self.pretrain_epochs_ = self._resolve_epochs(self.pretrain_epochs, len(pre_X), seed)
+                pre_net = self._pretrain(pre_X, self.pretrain_epochs_, seed)
                 encoder_state = pre_net.module_.encoder.state_dict()
                 self.pretrain_history_ = pre_net.history
-            net = self._finetune_net(len(Xp), y_enc, seed)
+            self.max_epochs_ = self._resolve_epochs(self.max_epochs, len(Xp), seed, y_enc)
+            net = self._finetune_net(len(Xp), y_enc, seed, self.max_epochs_)
             net.initialize()
             if encoder_state is not None:
                 net.module_.encoder.load_state_dict(encoder_state)
-            if self.max_epochs > 0:
-                self._train(net, Xp, y_enc, self.max_epochs, "fine-tuning")
+            if self.max_epochs_ > 0:
+                self._train(net, Xp, y_enc, self.max_epochs_, "fine-tuning")
         self.net_ = net
         self.encoder_ = self.net_.module_.encoder
         self.history_ = self.net_.history
@@ -265,7 +272,8 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         return np.concatenate([_pad_to(Xp, t), _pad_to(U, t)])
 
     def _finetune_net(
-        self, n: int, y_enc: np.ndarray, seed: int, phase: str | None = "finetune"
+        self, n: int, y_enc: np.ndarray, seed: int, epochs: int = 0,
+        phase: str | None = "finetune",
     ) -> AugmentedNetClassifier:
         return AugmentedNetClassifier(
             module=ClassificationModel,
@@ -274,7 +282,7 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
             module__n_classes=len(self.classes_),
             criterion=torch.nn.CrossEntropyLoss,
             criterion__label_smoothing=float(self.label_smoothing),
-            **self._net_kwargs(n, self.max_epochs, seed, y_enc, self.callbacks, phase),
+            **self._net_kwargs(n, epochs, seed, y_enc, self.callbacks, phase),
             **{f"module__{k}": v for k, v in self.encoder_kwargs_.items()},
         )
 

@@ -131,6 +131,7 @@ class SPTPretrainer(EmbeddingTransformerMixin, SPTBase):
         dim_feedforward=128,
         dropout=0.1,
         patch_size="auto",
+        tokenizer="patch",
         positional="sinusoidal",
         architecture="transformer",
         normalize="auto",
@@ -140,6 +141,7 @@ class SPTPretrainer(EmbeddingTransformerMixin, SPTBase):
         pretrain_objective="masked",
         sigreg_lambda=0.05,
         max_epochs=100,
+        auto_steps=2000,
         lr=1e-3,
         weight_decay=0.01,
         batch_size=16,
@@ -158,6 +160,7 @@ class SPTPretrainer(EmbeddingTransformerMixin, SPTBase):
         self.dim_feedforward = dim_feedforward
         self.dropout = dropout
         self.patch_size = patch_size
+        self.tokenizer = tokenizer
         self.positional = positional
         self.architecture = architecture
         self.normalize = normalize
@@ -167,6 +170,7 @@ class SPTPretrainer(EmbeddingTransformerMixin, SPTBase):
         self.pretrain_objective = pretrain_objective
         self.sigreg_lambda = sigreg_lambda
         self.max_epochs = max_epochs
+        self.auto_steps = auto_steps
         self.lr = lr
         self.weight_decay = weight_decay
         self.batch_size = batch_size
@@ -184,7 +188,8 @@ class SPTPretrainer(EmbeddingTransformerMixin, SPTBase):
         X, _ = self._fit_input(X)
         seed = self._resume_seed(self._seed(), X)
         with self._seeded(seed):
-            self.net_ = self._pretrain(self._prepare(X), self.max_epochs, seed, self.callbacks)
+            self.max_epochs_ = self._resolve_epochs(self.max_epochs, len(X), seed)
+            self.net_ = self._pretrain(self._prepare(X), self.max_epochs_, seed, self.callbacks)
         self.encoder_ = self.net_.module_.encoder
         self.encoder_kwargs_ = self._encoder_kwargs()
         self.history_ = self.net_.history

@@ -117,6 +117,7 @@ class SPTClassifierSktime(BaseClassifier):
         dim_feedforward=128,
         dropout=0.1,
         patch_size="auto",
+        tokenizer="patch",
         positional="sinusoidal",
         architecture="transformer",
         normalize="auto",
@@ -127,6 +128,7 @@ class SPTClassifierSktime(BaseClassifier):
         sigreg_lambda=0.05,
         pretrain_epochs=100,
         max_epochs=100,
+        auto_steps=2000,
         lr=1e-3,
         weight_decay=0.01,
         batch_size=16,
@@ -147,6 +149,7 @@ class SPTClassifierSktime(BaseClassifier):
         self.dim_feedforward = dim_feedforward
         self.dropout = dropout
         self.patch_size = patch_size
+        self.tokenizer = tokenizer
         self.positional = positional
         self.architecture = architecture
         self.normalize = normalize
@@ -157,6 +160,7 @@ class SPTClassifierSktime(BaseClassifier):
         self.sigreg_lambda = sigreg_lambda
         self.pretrain_epochs = pretrain_epochs
         self.max_epochs = max_epochs
+        self.auto_steps = auto_steps
         self.lr = lr
         self.weight_decay = weight_decay
         self.batch_size = batch_size
@@ -281,6 +285,7 @@ class SPTTransformerSktime(BaseTransformer):
         dim_feedforward=128,
         dropout=0.1,
         patch_size="auto",
+        tokenizer="patch",
         positional="sinusoidal",
         architecture="transformer",
         normalize="auto",
@@ -290,6 +295,7 @@ class SPTTransformerSktime(BaseTransformer):
         pretrain_objective="masked",
         sigreg_lambda=0.05,
         max_epochs=100,
+        auto_steps=2000,
         lr=1e-3,
         weight_decay=0.01,
         batch_size=16,
@@ -308,6 +314,7 @@ class SPTTransformerSktime(BaseTransformer):
         self.dim_feedforward = dim_feedforward
         self.dropout = dropout
         self.patch_size = patch_size
+        self.tokenizer = tokenizer
         self.positional = positional
         self.architecture = architecture
         self.normalize = normalize
@@ -317,6 +324,7 @@ class SPTTransformerSktime(BaseTransformer):
         self.pretrain_objective = pretrain_objective
         self.sigreg_lambda = sigreg_lambda
         self.max_epochs = max_epochs
+        self.auto_steps = auto_steps
         self.lr = lr
         self.weight_decay = weight_decay
         self.batch_size = batch_size

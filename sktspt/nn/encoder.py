@@ -14,42 +14,12 @@ from .positional import (
     alibi_bias,
     alibi_slopes,
 )
+from .tokenizers import PatchEmbedding, make_tokenizer, patchify, unpatchify
 
-__all__ = ["PatchEmbedding", "SelfAttention", "EncoderLayer", "TransformerEncoder", "patchify"]
-
-
-def patchify(x: torch.Tensor, patch_size: int) -> torch.Tensor:
-    """``(n, c, t)`` -> ``(n, t / p, c * p)``; ``t`` must be a multiple of ``p``."""
-    n, c, t = x.shape
-    return x.reshape(n, c, t // patch_size, patch_size).permute(0, 2, 1, 3).reshape(
-        n, t // patch_size, c * patch_size
-    )
-
-
-def unpatchify(tokens: torch.Tensor, n_channels: int, patch_size: int) -> torch.Tensor:
-    """Inverse of :func:`patchify`."""
-    n, k, _ = tokens.shape
-    return tokens.reshape(n, k, n_channels, patch_size).permute(0, 2, 1, 3).reshape(
-        n, n_channels, k * patch_size
-    )
-
-
-class PatchEmbedding(nn.Module):
-    """Embed each patch of all channels, with a 0/1 *not available* indicator per value.
-
-    Values that are hidden by a mask or missing are set to zero and flagged in the
-    indicator, so the model knows which zeros are real (Amos et al. 2024).
-    """
-
-    def __init__(self, n_channels: int, patch_size: int, d_model: int):
-        super().__init__()
-        self.patch_size = patch_size
-        self.proj = nn.Linear(2 * n_channels * patch_size, d_model)
-
-    def forward(self, x: torch.Tensor, available: torch.Tensor) -> torch.Tensor:
-        values = patchify(torch.where(available, x, torch.zeros_like(x)), self.patch_size)
-        flags = patchify((~available).to(x.dtype), self.patch_size)
-        return self.proj(torch.cat([values, flags], dim=-1))
+__all__ = [
+    "PatchEmbedding", "SelfAttention", "EncoderLayer", "TransformerEncoder", "patchify",
+    "unpatchify",
+]
 
 
 class SelfAttention(nn.Module):
@@ -137,6 +107,7 @@ class TransformerEncoder(nn.Module):
     returns token states ``(n, k, d_model)`` and ``keep`` ``(n, k)``: which tokens
     hold at least one observed value (the rest are padding).
 
+    ``tokenizer`` picks how tokens are made (:mod:`sktspt.nn.tokenizers`);
     ``architecture`` picks the layer: ``"transformer"`` (:class:`EncoderLayer`),
     ``"crate"`` or ``"attention_only"`` (white-box layers, :mod:`sktspt.nn.whitebox`).
     """
@@ -153,6 +124,7 @@ class TransformerEncoder(nn.Module):
         dropout: float = 0.1,
         positional: str = "sinusoidal",
         architecture: str = "transformer",
+        tokenizer: str = "patch",
     ):
         super().__init__()
         # whitebox builds its layers on this module's attention, hence the late import.
@@ -163,7 +135,7 @@ class TransformerEncoder(nn.Module):
         self.n_channels = n_channels
         self.patch_size = patch_size
         self.d_model = d_model
-        self.embed = PatchEmbedding(n_channels, patch_size, d_model)
+        self.embed = make_tokenizer(tokenizer, n_channels, patch_size, d_model)
         if positional == "sinusoidal":
             self.position = SinusoidalPosition(d_model)
         elif positional == "learned":
