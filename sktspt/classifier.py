@@ -301,7 +301,14 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
     def predict_proba(self, X) -> np.ndarray:
         """Class probabilities ``(n_instances, n_classes)``, columns ordered as ``classes_``."""
         check_is_fitted(self, "net_")
-        proba = self.net_.predict_proba(self._input(X)).astype(np.float64)
+        module = self.net_.module_
+        logits = self._infer(module, module, self._input(X))
+        # Softmax in float64, per row; an ensemble's logits (n, members, classes) average
+        # the members' probabilities.
+        proba = np.exp(logits - logits.max(axis=-1, keepdims=True))
+        proba /= proba.sum(axis=-1, keepdims=True)
+        if proba.ndim == 3:
+            proba = proba.mean(axis=1)
         return proba / proba.sum(axis=1, keepdims=True)
 
     def predict(self, X) -> np.ndarray:
