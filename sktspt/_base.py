@@ -29,6 +29,7 @@ from .callbacks import (
 from .data import Normalizer, PanelInfo, check_panel, resolve_normalization
 from .loaders import TensorBatchIterator
 from .masking import MASKINGS
+from .nn.ensemble import Ensemble
 from .nn.heads import LeJEPAModel, ReconstructionModel
 from .nn.positional import POSITIONALS
 from .nn.tokenizers import TOKENIZERS
@@ -444,7 +445,7 @@ class SPTBase(BaseEstimator):
         else:
             net_cls = MaskedSigRegNet if objective == "masked+sigreg" else MaskedPretrainNet
             objective_kwargs = dict(
-                module=ReconstructionModel, criterion=torch.nn.MSELoss, masking=masking,
+                **self._module(ReconstructionModel), criterion=torch.nn.MSELoss, masking=masking,
                 mask_ratio=float(self.mask_ratio), mean_span=self._mean_span(), mask_seed=seed,
                 augmentation=self._augmentation(),
             )
@@ -460,6 +461,17 @@ class SPTBase(BaseEstimator):
         else:
             net.initialize()
         return net
+
+    def _n_members(self) -> int:
+        """Networks trained together (an :class:`~sktspt.nn.ensemble.Ensemble` above 1)."""
+        return 1
+
+    def _module(self, model: type[torch.nn.Module]) -> dict:
+        """skorch ``module`` settings: ``model``, or an ensemble of ``model`` members."""
+        members = self._n_members()
+        if members == 1:
+            return {"module": model}
+        return {"module": Ensemble, "module__member": model, "module__n_members": members}
 
     def _augmentation(self) -> Augmentation | None:
         """The training-batch augmentation of both phases; override to change the recipe."""
@@ -530,7 +542,7 @@ class EmbeddingTransformerMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixi
 
     @property
     def _n_features_out(self) -> int:
-        return self.encoder_kwargs_["d_model"]
+        return self.encoder_kwargs_["d_model"] * self._n_members()
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -10,6 +10,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._base import EmbeddingTransformerMixin, SPTBase
 from .data import check_labels, check_panel
+from .nn.ensemble import mean_member_proba
 from .nn.heads import ClassificationModel
 from .training import AugmentedNetClassifier
 
@@ -88,6 +89,12 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         called again with the same data and parameters, losing at most the epoch in
         progress; a finished fit is reloaded, not retrained. Use one folder per fit: a
         folder written by a different fit raises ``ValueError``. None writes nothing.
+    n_estimators : int, default=1
+        Networks trained together as one ensemble (:class:`~sktspt.nn.ensemble.Ensemble`):
+        each starts from its own random weights and draws its own masks, all share the
+        batches and one optimizer, and ``predict_proba`` averages their probabilities.
+        ``transform`` then concatenates the members' embeddings, and ``encoder_`` is a
+        ``ModuleList`` of the members' encoders.
 
     Attributes
     ----------
@@ -151,6 +158,7 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         random_state=None,
         verbose=0,
         checkpoint_dir=None,
+        n_estimators=1,
     ):
         self.depth = depth
         self.d_model = d_model
@@ -184,6 +192,7 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         self.random_state = random_state
         self.verbose = verbose
         self.checkpoint_dir = checkpoint_dir
+        self.n_estimators = n_estimators
 
     # --- fit --------------------------------------------------------------------------
     def fit(self, X, y, X_unlabeled=None) -> SPTClassifier:
@@ -215,6 +224,10 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
             self.pretrain_epochs_ = 0
             if self.pretrainer is not None:
                 encoder_state = self.pretrainer.encoder_.state_dict()
+                if self._n_members() > 1:  # every member starts from the pretrained encoder
+                    encoder_state = torch.nn.ModuleList(
+                        [self.pretrainer.encoder_] * self._n_members()
+                    ).state_dict()
             elif self.pretrain_epochs != 0:
                 pre_X = Xp if X_unlabeled is None else self._with_unlabeled(Xp, X_unlabeled)
                 self.pretrain_epochs_ = self._resolve_epochs(self.pretrain_epochs, len(pre_X), seed)
@@ -232,6 +245,20 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         self.encoder_ = self.net_.module_.encoder
         self.history_ = self.net_.history
         return self
+
+    def _n_members(self) -> int:
+        return int(self.n_estimators)
+
+    def _check_params(self) -> None:
+        super()._check_params()
+        n = self.n_estimators
+        if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
+            raise ValueError(f"n_estimators must be a positive integer, got {n!r}.")
+        if n > 1 and self.pretrain_objective != "masked":
+            raise ValueError(
+                "n_estimators > 1 trains members with masked reconstruction only; got "
+                f"pretrain_objective={self.pretrain_objective!r}."
+            )
 
     def _fit_labels(self, y, n: int) -> np.ndarray:
         y = check_labels(y, n)
@@ -275,8 +302,10 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         self, n: int, y_enc: np.ndarray, seed: int, epochs: int = 0,
         phase: str | None = "finetune",
     ) -> AugmentedNetClassifier:
+        ensemble = self._n_members() > 1
         return AugmentedNetClassifier(
-            module=ClassificationModel,
+            **self._module(ClassificationModel),
+            predict_nonlinearity=mean_member_proba if ensemble else "auto",
             augmentation=self._augmentation(),
             augment_seed=seed + 2,  # pretraining's mask streams use seed and seed + 1
             module__n_classes=len(self.classes_),

@@ -142,6 +142,7 @@ class SPTClassifierSktime(BaseClassifier):
         random_state=None,
         verbose=0,
         checkpoint_dir=None,
+        n_estimators=1,
     ):
         self.depth = depth
         self.d_model = d_model
@@ -174,6 +175,7 @@ class SPTClassifierSktime(BaseClassifier):
         self.random_state = random_state
         self.verbose = verbose
         self.checkpoint_dir = checkpoint_dir
+        self.n_estimators = n_estimators
         super().__init__()
 
     def _fit(self, X, y) -> SPTClassifierSktime:

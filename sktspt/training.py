@@ -130,6 +130,9 @@ class MaskedPretrainNet(SeededStepNet):
     def random_step(self, batch, generator, training, **fit_params):
         Xi, _ = unpack_data(batch)
         Xi = Xi.to(self.device, non_blocking=True)
+        members = getattr(self.module_, "n_members", 1)
+        if members > 1:  # an Ensemble: one copy of the batch, with its own draws, per member
+            Xi = Xi.repeat(members, *([1] * (Xi.ndim - 1)))
         if training and self.augmentation is not None:
             Xi = self.augmentation(Xi, generator)
         hidden = self.draw_mask(Xi, generator)
@@ -258,6 +261,14 @@ class AugmentedNetClassifier(SeededStepNet, NeuralNetClassifier):
 
     def stream_seed(self) -> int:
         return self.augment_seed
+
+    def get_loss(self, y_pred, y_true, X=None, training=False):
+        """The criterion; an ensemble's logits ``(n, members, classes)`` count per member."""
+        if y_pred.ndim == 3:
+            n, members, k = y_pred.shape
+            y_pred = y_pred.reshape(n * members, k)
+            y_true = y_true.to(y_pred.device).repeat_interleave(members)
+        return super().get_loss(y_pred, y_true, X=X, training=training)
 
     def random_step(self, batch, generator, training, **fit_params):
         Xi, yi = unpack_data(batch)

@@ -1,0 +1,43 @@
+"""Epoch counts resolved from an optimizer-step budget (``"auto"``)."""
+
+import pytest
+from conftest import make_panel
+
+from sktspt import SPTClassifier, SPTPretrainer
+
+TINY = dict(depth=1, d_model=16, n_heads=2, dim_feedforward=16, random_state=0)
+
+
+def test_auto_epochs_give_the_step_budget():
+    X, y = make_panel(n=40)  # 40 series in batches of 16: 3 steps an epoch
+    clf = SPTClassifier(pretrain_epochs="auto", max_epochs="auto", auto_steps=30,
+                        validation_fraction=0.0, **TINY).fit(X, y)
+    assert (clf.pretrain_epochs_, clf.max_epochs_) == (10, 10)
+    assert len(clf.pretrain_history_) == 10 and len(clf.history_) == 10
+
+
+def test_auto_epochs_count_only_the_training_part():
+    X, y = make_panel(n=40)  # 20 % held out: 32 series, 2 steps an epoch
+    clf = SPTClassifier(pretrain_epochs=0, max_epochs="auto", auto_steps=30,
+                        validation_fraction=0.2, **TINY).fit(X, y)
+    assert clf.max_epochs_ == 15 and clf.pretrain_epochs_ == 0
+    pre = SPTPretrainer(max_epochs="auto", auto_steps=9, validation_fraction=0.0, **TINY).fit(X)
+    assert pre.max_epochs_ == 3
+
+
+def test_fixed_epochs_are_kept():
+    X, y = make_panel(n=40)
+    clf = SPTClassifier(pretrain_epochs=2, max_epochs=3, auto_steps=1000, **TINY).fit(X, y)
+    assert (clf.pretrain_epochs_, clf.max_epochs_) == (2, 3)
+
+
+@pytest.mark.parametrize("params, match", [
+    ({"auto_steps": 0}, "auto_steps must be a positive integer"),
+    ({"auto_steps": 1.5}, "auto_steps must be a positive integer"),
+    ({"max_epochs": "many"}, "max_epochs must be 'auto' or a non-negative integer"),
+    ({"pretrain_epochs": -1}, "pretrain_epochs must be 'auto' or a non-negative integer"),
+])
+def test_bad_budgets_are_refused(params, match):
+    X, y = make_panel(n=20)
+    with pytest.raises(ValueError, match=match):
+        SPTClassifier(**{**TINY, **params}).fit(X, y)

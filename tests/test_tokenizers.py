@@ -1,0 +1,61 @@
+"""Tokenizers: shapes, no leak of hidden values, batch independence, estimator option."""
+
+import pytest
+import torch
+from conftest import make_panel
+
+from sktspt import SPTClassifier, SPTPretrainer
+from sktspt.nn.tokenizers import ConvEmbedding, PatchEmbedding, make_tokenizer
+
+
+@pytest.mark.parametrize("cls", [PatchEmbedding, ConvEmbedding])
+def test_one_token_per_patch(cls):
+    tok = cls(n_channels=3, patch_size=4, d_model=16)
+    x = torch.randn(5, 3, 40)
+    out = tok(x, torch.ones_like(x, dtype=torch.bool))
+    assert out.shape == (5, 10, 16)
+
+
+@pytest.mark.parametrize("cls", [PatchEmbedding, ConvEmbedding])
+def test_hidden_values_do_not_reach_the_tokens(cls):
+    """Masked reconstruction is only honest if a hidden value cannot leak into any token."""
+    torch.manual_seed(0)
+    tok = cls(n_channels=2, patch_size=4, d_model=16)
+    x = torch.randn(2, 2, 32)
+    available = torch.rand(2, 2, 32) > 0.3
+    changed = torch.where(available, x, x + 100.0)
+    assert torch.equal(tok(x, available), tok(changed, available))
+    # ... while an available value does change them.
+    other = x.clone()
+    i = torch.nonzero(available[0, 0])[0].item()
+    other[0, 0, i] += 1.0
+    assert not torch.equal(tok(x, available), tok(other, available))
+
+
+def test_conv_tokens_do_not_depend_on_the_batch():
+    torch.manual_seed(0)
+    tok = ConvEmbedding(n_channels=1, patch_size=4, d_model=16).eval()
+    x = torch.randn(6, 1, 32)
+    ones = torch.ones_like(x, dtype=torch.bool)
+    alone = tok(x[:1], ones[:1])
+    torch.testing.assert_close(tok(x, ones)[:1], alone)
+
+
+def test_unknown_tokenizer_is_refused():
+    with pytest.raises(ValueError, match="tokenizer must be one of"):
+        make_tokenizer("wavelet", 1, 4, 16)
+    X, y = make_panel(n=20)
+    with pytest.raises(ValueError, match="tokenizer must be one of"):
+        SPTClassifier(tokenizer="wavelet", pretrain_epochs=0, max_epochs=1).fit(X, y)
+
+
+def test_conv_tokenizer_pretrains_and_classifies():
+    X, y = make_panel(n=40, t=48)
+    pre = SPTPretrainer(tokenizer="conv", depth=1, d_model=16, max_epochs=30, lr=3e-3,
+                        validation_fraction=0.0, random_state=0).fit(X)
+    losses = pre.history_[:, "train_loss"]
+    assert min(losses[-5:]) < 0.6 * losses[0]
+    clf = SPTClassifier(tokenizer="conv", depth=1, d_model=16, pretrain_epochs=5,
+                        max_epochs=15, random_state=0).fit(X, y)
+    assert clf.encoder_kwargs_["tokenizer"] == "conv"
+    assert clf.score(X, y) > 0.8
