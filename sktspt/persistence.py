@@ -22,12 +22,22 @@ loading continues training with a fresh optimizer. See ``docs/persistence.md``.
 
 from __future__ import annotations
 
+import collections
+import contextlib
 import json
 import math
 import os
+import re
+import secrets
+import stat
+import time
 import warnings
 import zipfile
-import zlib
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None
 
 import numpy as np
 import torch
@@ -50,7 +60,18 @@ _SHAPE_STATE = (
     "n_channels_", "n_timepoints_", "equal_length_", "patch_size_", "max_tokens_",
     "n_features_in_",
 )
+#: Epoch counts resolved in fit (``"auto"`` becomes a number); non-negative ints.
+_EPOCH_STATE = ("max_epochs_", "pretrain_epochs_")
 _CLASS_KINDS = "biufUO"
+#: Largest ``metadata.json`` read (uncompressed), and largest safetensors header.
+MAX_METADATA_BYTES = 64 * 2**20
+MAX_HEADER_BYTES = 16 * 2**20
+_MAX_MEMBERS = 8
+#: Nets of the two estimators, as named in ``fitted["net"]``.
+_NETS = {
+    "SPTClassifier": ("AugmentedNetClassifier",),
+    "SPTPretrainer": ("MaskedPretrainNet", "MaskedSigRegNet", "LeJEPANet"),
+}
 _HINTS = {
     "pretrainer": " (the fitted weights already contain the pretrained encoder)",
     "callbacks": " (callbacks only act during fit)",
@@ -118,7 +139,7 @@ def _classes_state(classes: np.ndarray) -> dict:
 
 
 def _normalizer_state(normalizer: Normalizer) -> dict:
-    state = {"mode": normalizer.mode, "eps": float(normalizer.eps)}
+    state = {"mode": normalizer.mode, "eps": float(normalizer.eps), "floor": normalizer.floor}
     if normalizer.mode == "global":
         state["mean"] = np.asarray(normalizer.mean_, dtype=np.float32).tolist()
         state["std"] = np.asarray(normalizer.std_, dtype=np.float32).tolist()
@@ -162,6 +183,7 @@ def save(estimator, path: str | os.PathLike) -> None:
     params = {k: _json_value(k, v) for k, v in estimator.get_params(deep=False).items()}
     fitted = {k: getattr(estimator, k) for k in _SHAPE_STATE if hasattr(estimator, k)}
     fitted = {k: v if isinstance(v, bool) else int(v) for k, v in fitted.items()}
+    fitted.update({k: int(getattr(estimator, k)) for k in _EPOCH_STATE if hasattr(estimator, k)})
     fitted["encoder_kwargs"] = {
         k: _json_value(f"encoder_kwargs_[{k!r}]", v)
         for k, v in estimator.encoder_kwargs_.items()
@@ -187,41 +209,221 @@ def save(estimator, path: str | os.PathLike) -> None:
         k: v.detach().to("cpu", copy=True).contiguous()
         for k, v in estimator.net_.module_.state_dict().items()
     }
-    path = os.fspath(path)
-    tmp = f"{path}.{os.getpid()}.tmp"
-    try:
-        with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+    blob = save_tensors(weights)
+
+    def write(f):
+        with zipfile.ZipFile(f, "w", compression=zipfile.ZIP_DEFLATED) as zf:
             zf.writestr(_META, json.dumps(meta, default=_builtin, indent=1))
-            zf.writestr(_WEIGHTS, save_tensors(weights))
-        os.replace(tmp, path)
+            zf.writestr(_WEIGHTS, blob)
+
+    atomic_write(path, write)
+
+
+def _lock_nb(fd: int) -> bool:
+    """Take an exclusive, non-blocking ``flock`` on ``fd``; False if someone holds it."""
+    if fcntl is None:  # pragma: no cover - Windows
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # e.g. PermissionError: the process exists
+        return True
+    return True
+
+
+#: Without ``fcntl`` (Windows), a temporary file counts as stale after this many seconds.
+_STALE_AFTER_S = 24 * 3600
+
+
+def remove_stale_temporaries(folder: str, base: str) -> None:
+    """Delete temporary files of ``base`` in ``folder`` left by killed saves.
+
+    The temporary files of this module are ``.<base>.<random>.tmp``; a live writer holds
+    an exclusive ``flock`` on its file, so a file that can be locked belongs to no one.
+    Files named ``<base>.<pid>.tmp`` (sktspt before it) go when their process is gone.
+    """
+    ours = re.compile(r"^\." + re.escape(base) + r"\.[0-9a-f]{16}\.tmp$")
+    legacy = re.compile(r"^" + re.escape(base) + r"\.(\d+)\.tmp$")
+    try:
+        entries = os.listdir(folder)
+    except OSError:
+        return
+    for entry in entries:
+        path = os.path.join(folder, entry)
+        with contextlib.suppress(OSError):
+            if ours.match(entry):
+                fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+                try:
+                    if fcntl is None:  # pragma: no cover - Windows
+                        stale = time.time() - os.fstat(fd).st_mtime > _STALE_AFTER_S
+                    else:
+                        stale = _lock_nb(fd) and os.stat(path).st_ino == os.fstat(fd).st_ino
+                    if stale and stat.S_ISREG(os.fstat(fd).st_mode):
+                        os.remove(path)
+                finally:
+                    os.close(fd)
+            elif (m := legacy.match(entry)) and not _pid_alive(int(m.group(1))):
+                if stat.S_ISREG(os.lstat(path).st_mode):
+                    os.remove(path)
+
+
+def _fsync_dir(folder: str) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def atomic_write(path: str | os.PathLike, write) -> None:
+    """Replace ``path`` atomically with what ``write(fileobj)`` writes.
+
+    The data go to a temporary file with a unique name in the target's folder (so
+    concurrent writers, threads included, never share one), which is fsynced and then
+    renamed over the target with ``os.replace``: readers see the old file or the new
+    one, never a mixture. An existing target keeps its permission bits; a new one gets
+    the usual ``0o666 & ~umask``. A symbolic link is followed: the file it points to is
+    replaced and the link stays. Temporary files of killed saves are removed first.
+    """
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"{path!r} is a directory; give a file name to save to.")
+    target = os.path.realpath(path) if os.path.islink(path) else path
+    folder = os.path.dirname(os.path.abspath(target))
+    base = os.path.basename(target)
+    remove_stale_temporaries(folder, base)
+    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    while True:
+        tmp = os.path.join(folder, f".{base}.{secrets.token_hex(8)}.tmp")
+        try:
+            fd = os.open(tmp, flags, 0o666)
+        except FileExistsError:
+            continue
+        # Lock, then check that no cleaner removed the file before the lock was taken.
+        if _lock_nb(fd) and os.path.exists(tmp) and os.stat(tmp).st_ino == os.fstat(fd).st_ino:
+            break
+        os.close(fd)
+    try:
+        with os.fdopen(fd, "w+b") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+            try:
+                mode = stat.S_IMODE(os.stat(target).st_mode)
+            except FileNotFoundError:
+                mode = None
+            if mode is not None:
+                os.chmod(f.fileno(), mode)
+            os.replace(tmp, target)  # while still locked: no cleaner takes it meanwhile
+        _fsync_dir(folder)
     finally:
-        if os.path.exists(tmp):
+        with contextlib.suppress(FileNotFoundError):
             os.remove(tmp)
 
 
 # --- loading -----------------------------------------------------------------------------
-def _read(path: str) -> tuple[dict, bytes]:
-    bad = f"{path!r} is not a readable sktspt model file (corrupted, or another format)"
-    try:
-        with zipfile.ZipFile(path) as zf:
-            missing = {_META, _WEIGHTS} - set(zf.namelist())
-            if missing:
-                raise ValueError(f"{bad}: it lacks {', '.join(sorted(missing))}.")
-            meta = json.loads(zf.read(_META).decode("utf-8"))
-            weights = zf.read(_WEIGHTS)
-    except (zipfile.BadZipFile, zlib.error, EOFError, UnicodeDecodeError,
-            json.JSONDecodeError, NotImplementedError) as exc:
-        raise ValueError(f"{bad}: {exc}") from exc
+class _Refused(ValueError):
+    """A file refused with a message that is complete without the path."""
+
+
+def _read_meta(zf: zipfile.ZipFile, bad: str) -> dict:
+    infos = zf.infolist()
+    if len(infos) > _MAX_MEMBERS:
+        raise _Refused(f"{bad}: it has {len(infos)} members.")
+    counts = collections.Counter(i.filename for i in infos)
+    repeated = sorted(n for n, k in counts.items() if k > 1)
+    if repeated:
+        raise _Refused(f"{bad}: members {repeated} occur more than once.")
+    missing = {_META, _WEIGHTS} - set(counts)
+    if missing:
+        raise _Refused(f"{bad}: it lacks {', '.join(sorted(missing))}.")
+    info = zf.getinfo(_META)
+    if info.file_size > MAX_METADATA_BYTES:
+        raise _Refused(
+            f"{bad}: its {_META} has {info.file_size} bytes, more than the "
+            f"{MAX_METADATA_BYTES} an sktspt model needs."
+        )
+    with zf.open(info) as f:
+        raw = f.read(MAX_METADATA_BYTES + 1)
+    if len(raw) > MAX_METADATA_BYTES:
+        raise _Refused(f"{bad}: its {_META} is larger than {MAX_METADATA_BYTES} bytes.")
+    meta = json.loads(raw.decode("utf-8"))
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise ValueError(f"{bad}: its metadata does not describe an sktspt estimator.")
+        raise _Refused(f"{bad}: its metadata does not describe an sktspt estimator.")
+    return meta
+
+
+def _check_version(path: str, meta: dict) -> None:
     version = meta.get("format_version")
     if version != FORMAT_VERSION:
-        raise ValueError(
+        raise _Refused(
             f"{path!r} has file format version {version!r} (written by sktspt "
             f"{meta.get('sktspt_version', '?')}); this sktspt {_version()} reads version "
             f"{FORMAT_VERSION}. Load it with a matching sktspt version."
         )
-    return meta, weights
+
+
+def _read_header(zf: zipfile.ZipFile) -> tuple[dict, int]:
+    """The safetensors header of the weights and the member size it implies."""
+    with zf.open(_WEIGHTS) as f:
+        prefix = f.read(8)
+        if len(prefix) < 8:
+            raise ValueError("the weights are shorter than a safetensors header")
+        n = int.from_bytes(prefix, "little")
+        if n > MAX_HEADER_BYTES:
+            raise ValueError(f"a safetensors header of {n} bytes is implausible")
+        header = json.loads(f.read(n).decode("utf-8"))
+    if not isinstance(header, dict):
+        raise ValueError("the safetensors header is not a JSON object")
+    header.pop("__metadata__", None)
+    end = 0
+    for name, entry in header.items():
+        offsets = entry.get("data_offsets") if isinstance(entry, dict) else None
+        if not (isinstance(offsets, list) and len(offsets) == 2
+                and all(isinstance(o, int) and o >= 0 for o in offsets)):
+            raise ValueError(f"the safetensors header entry {name!r} is malformed")
+        end = max(end, offsets[1])
+    return header, 8 + n + end
+
+
+_ST_DTYPES = {
+    torch.float64: "F64", torch.float32: "F32", torch.float16: "F16", torch.bfloat16: "BF16",
+    torch.int64: "I64", torch.int32: "I32", torch.int16: "I16", torch.int8: "I8",
+    torch.uint8: "U8", torch.bool: "BOOL",
+}
+
+
+def _check_against_header(module: torch.nn.Module, header: dict) -> None:
+    """The architecture (built on the ``meta`` device) against the file's weights."""
+    expected = module.state_dict()
+    missing = sorted(set(expected) - set(header))
+    extra = sorted(set(header) - set(expected))
+    if missing or extra:
+        raise _ArchitectureMismatch(
+            f"missing weights {missing[:5]}, unexpected weights {extra[:5]}"
+        )
+    for name, tensor in expected.items():
+        entry = header[name]
+        shape, dtype = entry.get("shape"), entry.get("dtype")
+        if shape != list(tensor.shape) or dtype != _ST_DTYPES.get(tensor.dtype):
+            raise _ArchitectureMismatch(
+                f"{name!r} is {dtype}{shape} in the file but the metadata's architecture "
+                f"needs {_ST_DTYPES.get(tensor.dtype)}{list(tensor.shape)}"
+            )
+
+
+class _ArchitectureMismatch(ValueError):
+    pass
 
 
 def _usable_device(device):
@@ -231,13 +433,15 @@ def _usable_device(device):
         kind = torch.device(device).type
     except (RuntimeError, TypeError) as exc:
         raise ValueError(f"Invalid device {device!r}: {exc}") from exc
+    if kind == "meta":
+        raise ValueError("device 'meta' holds no data; a model cannot be loaded onto it")
     available = {"cuda": torch.cuda.is_available, "mps": torch.backends.mps.is_available}
     if kind in available and not available[kind]():
         warnings.warn(
             f"The model was saved with device={device!r}, which is not available here; "
             "loading it on 'cpu' (pass device= to load to choose).",
             UserWarning,
-            stacklevel=3,
+            stacklevel=5,
         )
         return "cpu"
     return device
@@ -247,23 +451,90 @@ def _classes(state: dict) -> np.ndarray:
     dtype = np.dtype(state["dtype"])
     if dtype.kind not in _CLASS_KINDS:
         raise ValueError(f"unsupported classes_ dtype {dtype}")
-    return np.asarray(state["values"], dtype=dtype)
+    values = state["values"]
+    if not isinstance(values, list) or not all(
+        isinstance(v, bool | int | float | str) for v in values
+    ):
+        raise ValueError("classes_ must be a list of labels")
+    classes = np.asarray(values, dtype=dtype)
+    if classes.ndim != 1 or len(classes) < 2:
+        raise ValueError(f"classes_ must list at least 2 labels, got {values!r}")
+    if len(np.unique(classes)) != len(classes) or not np.array_equal(
+        np.unique(classes), classes
+    ):
+        raise ValueError(
+            "classes_ must be distinct and sorted, as fit stores them; got "
+            f"{values[:10]!r}"
+        )
+    return classes
 
 
-def _normalizer(state: dict) -> Normalizer:
-    normalizer = Normalizer(state["mode"], eps=float(state["eps"]))
+def _numbers(values, n: int, name: str) -> np.ndarray:
+    if not isinstance(values, list) or len(values) != n or not all(
+        isinstance(v, int | float) and not isinstance(v, bool) for v in values
+    ):
+        raise ValueError(f"the normaliser's {name} must list {n} numbers (one per channel)")
+    array = np.asarray(values, dtype=np.float32)
+    if not np.isfinite(array).all():
+        raise ValueError(f"the normaliser's {name} is not finite: {values}")
+    return array
+
+
+def _normalizer(state: dict, n_channels: int) -> Normalizer:
+    eps = state["eps"]
+    if isinstance(eps, bool) or not isinstance(eps, int | float) or not 0 < eps < math.inf:
+        raise ValueError(f"the normaliser's eps must be a positive number, got {eps!r}")
+    # Files without "floor" were written when the floor was absolute.
+    normalizer = Normalizer(state["mode"], eps=float(eps), floor=state.get("floor", "absolute"))
     if normalizer.mode == "global":
-        normalizer.mean_ = np.asarray(state["mean"], dtype=np.float32)
-        normalizer.std_ = np.asarray(state["std"], dtype=np.float32)
+        normalizer.mean_ = _numbers(state["mean"], n_channels, "mean")
+        normalizer.std_ = _numbers(state["std"], n_channels, "std")
+        if not (normalizer.std_ > 0).all():
+            raise ValueError(
+                f"the normaliser's std must be positive, got {state['std']}"
+            )
     return normalizer
 
 
-def _build(meta: dict, device):
-    """The estimator with its fitted state and an initialised net, weights not yet loaded."""
+def _check_fitted(est, fitted: dict) -> None:
+    for name in _SHAPE_STATE:
+        if name in fitted:
+            value = fitted[name]
+            if not isinstance(value, bool | int):
+                raise ValueError(f"{name} must be an int or bool, got {value!r}")
+            if name != "equal_length_" and (isinstance(value, bool) or value < 1):
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+            setattr(est, name, value)
+    for name in _EPOCH_STATE:
+        if name in fitted:
+            value = fitted[name]
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+            setattr(est, name, value)
+    if est.max_tokens_ != math.ceil(est.n_timepoints_ / est.patch_size_):
+        raise ValueError("max_tokens_ disagrees with n_timepoints_ and patch_size_")
+    if not isinstance(fitted["encoder_kwargs"], dict):
+        raise ValueError("encoder_kwargs must be a mapping")
+    est.encoder_kwargs_ = dict(fitted["encoder_kwargs"])
+    for key in ("n_channels", "patch_size", "max_tokens"):
+        if est.encoder_kwargs_[key] != getattr(est, key + "_"):
+            raise ValueError(f"encoder_kwargs_[{key!r}] disagrees with {key}_")
+
+
+def _build(meta: dict, device, probe: bool = False):
+    """The estimator with its fitted state and an initialised net, weights not yet loaded.
+
+    With ``probe=True`` everything is built on torch's ``meta`` device, which allocates
+    no memory, so that the architecture can be checked against the file's weights before
+    anything of that size exists.
+    """
     classes = _estimator_classes()
-    if meta.get("estimator") not in classes:
-        raise ValueError(f"unknown estimator class {meta.get('estimator')!r}")
-    cls = classes[meta["estimator"]]
+    name = meta.get("estimator")
+    if name not in classes:
+        raise ValueError(f"unknown estimator class {name!r}")
+    cls = classes[name]
+    if not isinstance(meta["params"], dict) or not isinstance(meta["fitted"], dict):
+        raise ValueError("params and fitted must be mappings")
     params = dict(meta["params"])
     unknown = set(params) - set(cls._get_param_names())
     if unknown:
@@ -271,30 +542,45 @@ def _build(meta: dict, device):
             f"parameters {sorted(unknown)} are unknown to this sktspt {_version()} "
             f"(written by {meta.get('sktspt_version', '?')})"
         )
-    params["device"] = _usable_device(params.get("device", "cpu")) if device is None else device
+    for key in ("pretrainer", "callbacks"):
+        if params.get(key) not in (None, []):
+            raise ValueError(f"{key} must be None in a saved model, got {params[key]!r}")
+    if probe:
+        params["device"] = "meta"
+    else:
+        params["device"] = (
+            _usable_device(params.get("device", "cpu")) if device is None
+            else _usable_device(device)
+        )
+    # A loaded model trains (warm start) and predicts; it never writes into the folder
+    # of the fit that made it, which may belong to someone else by now.
+    params["checkpoint_dir"] = None
     est = cls(**params)
     est._check_params()
     fitted = meta["fitted"]
-    for name in _SHAPE_STATE:
-        if name in fitted:
-            value = fitted[name]
-            if not isinstance(value, bool | int):
-                raise ValueError(f"{name} must be an int or bool, got {value!r}")
-            setattr(est, name, value)
-    est.encoder_kwargs_ = dict(fitted["encoder_kwargs"])
-    for key in ("n_channels", "patch_size", "max_tokens"):
-        if est.encoder_kwargs_[key] != getattr(est, key + "_"):
-            raise ValueError(f"encoder_kwargs_[{key!r}] disagrees with {key}_")
-    est.normalizer_ = _normalizer(fitted["normalizer"])
-    with est._seeded(0), warnings.catch_warnings():
+    _check_fitted(est, fitted)
+    est.normalizer_ = _normalizer(fitted["normalizer"], est.n_channels_)
+    is_classifier = name == "SPTClassifier"
+    if is_classifier != ("classes" in fitted):
+        raise ValueError(
+            f"an {name} file must {'' if is_classifier else 'not '}hold classes"
+            + (" (is it an SPTPretrainer relabelled?)" if is_classifier else "")
+        )
+    if fitted["net"] not in _NETS[name]:
+        raise ValueError(f"an {name} does not train a {fitted['net']!r}")
+    place = torch.device("meta") if probe else contextlib.nullcontext()
+    with est._seeded(0), warnings.catch_warnings(), place:
         # Building the net must neither consume the caller's random numbers nor repeat
         # warnings already given at fit time.
         warnings.simplefilter("ignore", UserWarning)
-        if "classes" in fitted:
+        if is_classifier:
             est.classes_ = _classes(fitted["classes"])
             est._label_encoder = LabelEncoder()
             est._label_encoder.classes_ = est.classes_
-            net = est._finetune_net(0, np.zeros(0, dtype=np.int64), 0, phase=None)
+            # A warm start trains the net's max_epochs: those of the saved fit.
+            epochs = getattr(est, "max_epochs_", est.max_epochs)
+            epochs = epochs if isinstance(epochs, int) else 0
+            net = est._finetune_net(0, np.zeros(0, dtype=np.int64), 0, epochs, phase=None)
             net.initialize()
             ph = fitted.get("pretrain_history")
             est.pretrain_history_ = None if ph is None else History(ph)
@@ -304,6 +590,8 @@ def _build(meta: dict, device):
     if type(net).__name__ != fitted["net"]:
         raise ValueError(f"the file holds a {fitted['net']}, but these parameters build a "
                          f"{type(net).__name__}")
+    if not isinstance(fitted["history"], list):
+        raise ValueError("history must be a list")
     net.history = History(fitted["history"])
     # The optimizer state is not saved. Mark the fresh one as scheduled, as the saved one
     # was, so that a warm-start fit can continue the learning-rate schedule.
@@ -319,6 +607,10 @@ def load(path: str | os.PathLike, device: str | None = None):
     loading a file executes nothing from it. (By contrast ``pickle.load`` /
     ``joblib.load`` run code from the file: use them on files you trust only.)
 
+    Before anything of the model's size is allocated, the metadata are validated (sizes,
+    normalisation statistics, classes) and the architecture they describe is checked
+    against the shapes in the weights' header; members are read only up to fixed caps.
+
     Parameters
     ----------
     path : str or path-like
@@ -332,30 +624,69 @@ def load(path: str | os.PathLike, device: str | None = None):
     -------
     SPTClassifier or SPTPretrainer
         The fitted estimator; ``predict`` / ``transform`` give what they gave before
-        saving.
+        saving. Its ``checkpoint_dir`` is None: a loaded model never writes checkpoints
+        into the folder of the fit that made it.
 
     Raises
     ------
     ValueError
-        If the file is corrupted, not an sktspt model, or of another format version.
+        If the file is corrupted, crafted, not an sktspt model, or of another format
+        version; every failure to read a file that could be opened is a ValueError.
+    OSError
+        If the file cannot be opened (missing, a directory, no permission).
     """
     path = os.fspath(path)
-    meta, raw = _read(path)
-    try:
-        est, net = _build(meta, device)
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        why = f"missing entry {exc.args[0]!r}" if isinstance(exc, KeyError) else str(exc)
-        raise ValueError(f"{path!r} has invalid metadata: {why}") from exc
+    with open(path, "rb") as f:
+        try:
+            return _load(f, path, device)
+        except _Refused as exc:
+            raise ValueError(str(exc)) from exc
+        except _ArchitectureMismatch as exc:
+            raise ValueError(
+                f"{path!r}: the weights do not fit the architecture in its metadata: {exc}"
+            ) from exc
+        except Exception as exc:
+            raise ValueError(
+                f"{path!r} is not a readable sktspt model file (corrupted, crafted or "
+                f"another format): {type(exc).__name__}: {exc}"
+            ) from exc
+
+
+def _load(f, path: str, device):
+    bad = f"{path!r} is not a readable sktspt model file (corrupted, or another format)"
+    with zipfile.ZipFile(f) as zf:
+        meta = _read_meta(zf, bad)
+        _check_version(path, meta)
+        try:
+            header, size = _read_header(zf)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise _Refused(f"{path!r} has corrupted weights: {exc}") from exc
+        try:
+            probe, probe_net = _build(meta, device, probe=True)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            why = f"missing entry {exc.args[0]!r}" if isinstance(exc, KeyError) else str(exc)
+            raise _Refused(f"{path!r} has invalid metadata: {why}") from exc
+        _check_against_header(probe_net.module_, header)
+        if zf.getinfo(_WEIGHTS).file_size != size:
+            raise _Refused(
+                f"{path!r} has corrupted weights: the member has "
+                f"{zf.getinfo(_WEIGHTS).file_size} bytes, its header describes {size}"
+            )
+        del probe, probe_net
+        try:
+            est, net = _build(meta, device)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            why = f"missing entry {exc.args[0]!r}" if isinstance(exc, KeyError) else str(exc)
+            raise _Refused(f"{path!r} has invalid metadata: {why}") from exc
+        raw = zf.read(_WEIGHTS)
     try:
         weights = load_tensors(raw)
     except SafetensorError as exc:
-        raise ValueError(f"{path!r} has corrupted weights: {exc}") from exc
+        raise _Refused(f"{path!r} has corrupted weights: {exc}") from exc
     try:
         net.module_.load_state_dict(weights, strict=True)
     except RuntimeError as exc:
-        raise ValueError(
-            f"{path!r}: the weights do not fit the architecture in its metadata: {exc}"
-        ) from exc
+        raise _ArchitectureMismatch(str(exc)) from exc
     est.net_ = net
     est.encoder_ = net.module_.encoder
     est.history_ = net.history
