@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 import warnings
 from contextlib import contextmanager
 from functools import cache
@@ -21,7 +22,8 @@ from .callbacks import (
     RESUME_CALLBACK,
     EpochCheckpoint,
     FiniteLoss,
-    fingerprint_arrays,
+    RunLock,
+    fit_fingerprint,
     open_run,
     silent,
     stopped_early,
@@ -37,6 +39,8 @@ from .nn.whitebox import ARCHITECTURES
 from .training import LeJEPANet, MaskedPretrainNet, MaskedSigRegNet, WarmupCosine
 
 TARGET_TOKENS = 32
+#: Serialises the sections of fits that seed torch's global generator (see ``_seeded``).
+SEEDED_LOCK = threading.RLock()
 #: Series per forward pass at prediction: fixed, so that results do not depend on which
 #: series are predicted together (see ``SPTBase._infer``).
 INFERENCE_BATCH = 64
@@ -250,11 +254,25 @@ class SPTBase(BaseEstimator):
 
     @contextmanager
     def _seeded(self, seed: int):
-        """Seed torch for this fit without touching the caller's global RNG state."""
+        """Seed torch for this fit without touching the caller's global RNG state.
+
+        Weight initialisation, dropout and batch order draw from torch's global
+        generator, which threads share: seeded sections run one at a time in a process
+        (``SEEDED_LOCK``), so that fits in threads equal serial ones and the caller's
+        state is restored intact. Leaving the section also releases ``checkpoint_dir``.
+        """
         devices = list(range(torch.cuda.device_count())) if torch.cuda.is_available() else []
-        with torch.random.fork_rng(devices=devices):
-            torch.manual_seed(seed)
-            yield
+        try:
+            with SEEDED_LOCK, torch.random.fork_rng(devices=devices):
+                torch.manual_seed(seed)
+                yield
+        finally:
+            self._release_run()
+
+    def _release_run(self) -> None:
+        lock = self.__dict__.pop("_run_lock", None)
+        if lock is not None:
+            lock.release()
 
     @property
     def _device(self) -> str:
@@ -355,23 +373,26 @@ class SPTBase(BaseEstimator):
     def _resume_seed(self, seed: int, *arrays) -> int:
         """With ``checkpoint_dir``: claim it for this fit and return the seed to use.
 
-        The fingerprint covers the parameters that shape training and the data, so a
-        checkpoint is only ever resumed by the fit that wrote it.
+        Takes an exclusive lock on the folder (held until the seeded section of the fit
+        ends) and checks the fingerprint of everything that shapes the result (parameters,
+        pretrainer weights, callbacks, data), so a checkpoint is only ever resumed by the
+        fit that wrote it.
         """
+        self._release_run()
         directory = self.checkpoint_dir
         if directory is None:
             return seed
-        skip = ("checkpoint_dir", "verbose", "callbacks", "device", "warm_start")
-        params = {
-            k: v if isinstance(v, str | int | float | bool | type(None)) else type(v).__name__
-            for k, v in self.get_params(deep=False).items()
-            if k not in skip
-        }
         arrays = [a if a is None or isinstance(a, np.ndarray) else check_panel(a)[0]
                   for a in arrays]
-        fingerprint = {"estimator": type(self).__name__, "data": fingerprint_arrays(*arrays)}
-        fingerprint.update(params)
-        return open_run(os.fspath(directory), fingerprint, seed)
+        fingerprint, unverifiable = fit_fingerprint(self, seed, arrays)
+        lock = RunLock(os.fspath(directory))
+        try:
+            seed = open_run(os.fspath(directory), fingerprint, seed, unverifiable)
+        except BaseException:
+            lock.release()
+            raise
+        self._run_lock = lock
+        return seed
 
     def _train(self, net, X, y, epochs: int, phase: str):
         """Train ``net`` for ``epochs`` epochs, resuming from its checkpoint if it has one.

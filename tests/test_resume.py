@@ -21,7 +21,7 @@ from skorch import NeuralNet, NeuralNetClassifier
 from skorch.callbacks import Callback
 
 from sktspt import SPTClassifier, SPTPretrainer
-from sktspt.training import MaskedPretrainNet
+from sktspt.training import AugmentedNetClassifier, MaskedPretrainNet, SeededStepNet
 
 TINY = dict(
     depth=1, d_model=16, n_heads=2, dim_feedforward=16, dropout=0.1, batch_size=8,
@@ -39,6 +39,24 @@ class InterruptIn(Callback):
         if training and len(net.history) == self.epoch and not getattr(self, "fired_", False):
             self.fired_ = True
             raise KeyboardInterrupt
+
+
+def interrupt_in(monkeypatch, net_cls, epoch):
+    """Ctrl-C once, in the first training batch of ``epoch`` of a ``net_cls`` fit.
+
+    Patched in rather than passed as a callback: callbacks are part of a fit's
+    fingerprint, and the resumed fit must be the same fit.
+    """
+    original = net_cls.train_step
+    fired = []
+
+    def step(self, batch, **kwargs):
+        if len(self.history) == epoch and not fired:
+            fired.append(epoch)
+            raise KeyboardInterrupt
+        return original(self, batch, **kwargs)
+
+    monkeypatch.setattr(net_cls, "train_step", step)
 
 
 @pytest.fixture
@@ -68,7 +86,8 @@ def test_interrupted_finetuning_resumes_where_it_stopped(data, tmp_path, monkeyp
     params = dict(pretrain_epochs=3, max_epochs=6, **TINY)
     ref = SPTClassifier(**params).fit(X, y)
 
-    clf = SPTClassifier(checkpoint_dir=tmp_path, callbacks=[InterruptIn(4)], **params)
+    interrupt_in(monkeypatch, AugmentedNetClassifier, 4)
+    clf = SPTClassifier(checkpoint_dir=tmp_path, **params)
     with pytest.raises(KeyboardInterrupt, match="fine-tuning, in epoch 4 of 6.*epoch 3"):
         clf.fit(X, y)
     assert not hasattr(clf, "net_")
@@ -93,7 +112,8 @@ def test_interrupted_pretraining_resumes_where_it_stopped(data, tmp_path, monkey
     params = dict(max_epochs=5, masking="mixed", pretrain_objective=objective, **TINY)
     ref = SPTPretrainer(**params).fit(X)
 
-    pre = SPTPretrainer(checkpoint_dir=tmp_path, callbacks=[InterruptIn(3)], **params)
+    interrupt_in(monkeypatch, SeededStepNet, 3)
+    pre = SPTPretrainer(checkpoint_dir=tmp_path, **params)
     with pytest.raises(KeyboardInterrupt, match="pretraining, in epoch 3 of 5.*epoch 2"):
         pre.fit(X)
     assert folders(tmp_path / "pretrain") == ["epoch_000002"]
@@ -135,17 +155,18 @@ def test_classifier_interrupted_in_pretraining_does_not_fine_tune(data, tmp_path
 
 
 @pytest.mark.parametrize("patience", [None, 3])
-def test_best_epoch_state_survives_resume(data, tmp_path, patience):
+def test_best_epoch_state_survives_resume(data, tmp_path, monkeypatch, patience):
     """The best weights seen before an interruption are still restored at the end."""
     X, y = data
     params = dict(pretrain_epochs=0, max_epochs=10, lr=0.01, patience=patience, **TINY)
     ref = SPTClassifier(**params).fit(X, y)
     ref_stop = dict(ref.net_.callbacks_)["best_epoch"]
-    interrupt_in = 4
+    interrupt_epoch = 4
     # Meaningful only if the best epoch lies before the interruption.
-    assert ref_stop.best_epoch_ < interrupt_in - 1
+    assert ref_stop.best_epoch_ < interrupt_epoch - 1
 
-    clf = SPTClassifier(checkpoint_dir=tmp_path, callbacks=[InterruptIn(interrupt_in)], **params)
+    interrupt_in(monkeypatch, AugmentedNetClassifier, interrupt_epoch)
+    clf = SPTClassifier(checkpoint_dir=tmp_path, **params)
     with pytest.raises(KeyboardInterrupt):
         clf.fit(X, y)
     resumed = SPTClassifier(checkpoint_dir=tmp_path, **params).fit(X, y)
@@ -188,7 +209,8 @@ def test_resume_reuses_the_seed_of_the_first_run(data, tmp_path, monkeypatch):
     """random_state=None draws a seed; the resumed fit must use the same one."""
     X, y = data
     params = {**TINY, "random_state": None, "pretrain_epochs": 0, "max_epochs": 4}
-    clf = SPTClassifier(checkpoint_dir=tmp_path, callbacks=[InterruptIn(3)], **params)
+    interrupt_in(monkeypatch, AugmentedNetClassifier, 3)
+    clf = SPTClassifier(checkpoint_dir=tmp_path, **params)
     with pytest.raises(KeyboardInterrupt):
         clf.fit(X, y)
     resumed = SPTClassifier(checkpoint_dir=tmp_path, **params).fit(X, y)
@@ -221,13 +243,14 @@ def test_checkpoint_dir_must_be_a_path(data):
         SPTClassifier(checkpoint_dir=3, **TINY).fit(X, y)
 
 
-def test_unreadable_checkpoint_gives_clear_error(data, tmp_path):
+def test_unreadable_checkpoint_gives_clear_error(data, tmp_path, monkeypatch):
     X, _ = data
     params = dict(max_epochs=4, checkpoint_dir=tmp_path, **TINY)
+    interrupt_in(monkeypatch, SeededStepNet, 3)
     with pytest.raises(KeyboardInterrupt):
-        SPTPretrainer(callbacks=[InterruptIn(3)], **params).fit(X)
+        SPTPretrainer(**params).fit(X)
     (tmp_path / "pretrain" / "epoch_000002" / "history.json").write_text("{not json")
-    with pytest.raises(ValueError, match="unreadable"):
+    with pytest.raises(ValueError, match="history.json' is damaged"):
         SPTPretrainer(**params).fit(X)
 
 
@@ -237,18 +260,24 @@ CHILD = textwrap.dedent(
     import time
     import numpy as np
     import torch
-    from skorch.callbacks import Callback
     torch.set_num_threads(1)
     from sktspt import SPTClassifier
+    from sktspt.callbacks import EpochCheckpoint
 
-    class Slow(Callback):  # leaves the parent time to kill mid-run, however loaded
-        def on_epoch_end(self, net, **kwargs):
-            time.sleep(0.05)
+    # Leaves the parent time to kill mid-run, however loaded (not a callback: callbacks
+    # are part of the fit's fingerprint, and the parent resumes without it).
+    write = EpochCheckpoint.on_epoch_end
+
+    def slow(self, net, **kwargs):
+        write(self, net, **kwargs)
+        time.sleep(0.05)
+
+    EpochCheckpoint.on_epoch_end = slow
 
     X, y = np.load(sys.argv[1]), np.load(sys.argv[2])
     params = dict(depth=1, d_model=16, n_heads=2, dim_feedforward=16, dropout=0.1,
                   batch_size=8, random_state=0, pretrain_epochs=3, max_epochs=30)
-    SPTClassifier(checkpoint_dir=sys.argv[3], callbacks=[Slow()], **params).fit(X, y)
+    SPTClassifier(checkpoint_dir=sys.argv[3], **params).fit(X, y)
     """
 )
 
