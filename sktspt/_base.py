@@ -7,7 +7,7 @@ import os
 import threading
 import warnings
 from contextlib import contextmanager
-from functools import cache
+from functools import cache, wraps
 
 import numpy as np
 import torch
@@ -36,6 +36,7 @@ from .nn.heads import LeJEPAModel, ReconstructionModel
 from .nn.positional import POSITIONALS
 from .nn.tokenizers import TOKENIZERS
 from .nn.whitebox import ARCHITECTURES
+from .progress import PhaseProgress, PhaseTable
 from .training import LeJEPANet, MaskedPretrainNet, MaskedSigRegNet, WarmupCosine
 
 TARGET_TOKENS = 32
@@ -45,6 +46,44 @@ SEEDED_LOCK = threading.RLock()
 #: series are predicted together (see ``SPTBase._infer``).
 INFERENCE_BATCH = 64
 PRETRAIN_OBJECTIVES = ("masked", "lejepa", "masked+sigreg")
+
+
+#: Names that ``verbose`` shows for the training phases.
+PHASE_LABELS = {"pretrain": "pretraining", "finetune": "fine-tuning"}
+
+
+def _show(value) -> str:
+    """``repr`` for messages, with numpy scalars as plain numbers (1.0, not np.float64(1.0))."""
+    return repr(value.item() if isinstance(value, np.generic) else value)
+
+
+def _check_n_threads(n_threads) -> None:
+    if n_threads is None:
+        return
+    if isinstance(n_threads, bool) or not isinstance(n_threads, int | np.integer) or n_threads < 1:
+        raise ValueError(f"n_threads must be None or a positive integer, got {_show(n_threads)}.")
+
+
+def with_threads(method):
+    """Run ``method`` with ``torch.set_num_threads(self.n_threads)``, then restore the count.
+
+    ``n_threads=None`` leaves torch's setting alone.
+    """
+
+    @wraps(method)
+    def wrapper(self, *args, **kwargs):
+        n_threads = getattr(self, "n_threads", None)
+        _check_n_threads(n_threads)
+        if n_threads is None:
+            return method(self, *args, **kwargs)
+        before = torch.get_num_threads()
+        torch.set_num_threads(int(n_threads))
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            torch.set_num_threads(before)
+
+    return wrapper
 
 
 def resolve_device(device: str) -> str:
@@ -90,18 +129,18 @@ class SPTBase(BaseEstimator):
                 f"positional must be one of {POSITIONALS}, got {self.positional!r}."
             )
         if not 0.0 < float(self.mask_ratio) < 1.0:
-            raise ValueError(f"mask_ratio must be in (0, 1), got {self.mask_ratio!r}.")
+            raise ValueError(f"mask_ratio must be in (0, 1), got {_show(self.mask_ratio)}.")
         for name in ("depth", "d_model", "n_heads", "dim_feedforward", "batch_size"):
             value = getattr(self, name)
             if not isinstance(value, int | np.integer) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}.")
+                raise ValueError(f"{name} must be a positive integer, got {_show(value)}.")
         if self.d_model % self.n_heads:
             raise ValueError(
                 f"d_model={self.d_model} must be divisible by n_heads={self.n_heads}."
             )
         if not 0.0 <= float(self.validation_fraction) < 1.0:
             raise ValueError(
-                f"validation_fraction must be in [0, 1), got {self.validation_fraction!r}."
+                f"validation_fraction must be in [0, 1), got {_show(self.validation_fraction)}."
             )
         self._check_numbers()
         checkpoint_dir = self.checkpoint_dir
@@ -127,7 +166,7 @@ class SPTBase(BaseEstimator):
         if isinstance(lam, bool) or not isinstance(lam, int | float | np.number) or not (
             0.0 <= float(lam) <= 1.0
         ):
-            raise ValueError(f"sigreg_lambda must be a number in [0, 1], got {lam!r}.")
+            raise ValueError(f"sigreg_lambda must be a number in [0, 1], got {_show(lam)}.")
 
     def _check_numbers(self) -> None:
         """Ranges that torch would otherwise reject deep inside fit, or not at all."""
@@ -144,7 +183,7 @@ class SPTBase(BaseEstimator):
                 continue
             if (isinstance(value, bool) or not isinstance(value, int | float | np.number)
                     or not valid(value)):
-                raise ValueError(f"{name} must be {what}, got {value!r}.")
+                raise ValueError(f"{name} must be {what}, got {_show(value)}.")
         for name in ("max_epochs", "pretrain_epochs", "patience", "auto_steps"):
             value = getattr(self, name, None)
             if value is None and name == "patience" or not hasattr(self, name):
@@ -155,12 +194,66 @@ class SPTBase(BaseEstimator):
             if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
                 kind = {"patience": "None or a positive", "auto_steps": "a positive"}.get(
                     name, "'auto' or a non-negative")
-                raise ValueError(f"{name} must be {kind} integer, got {value!r}.")
+                raise ValueError(f"{name} must be {kind} integer, got {_show(value)}.")
         if self.device is not None:
             try:
                 torch.device(resolve_device(self.device))
             except (RuntimeError, TypeError) as exc:
                 raise ValueError(f"device={self.device!r} is not a torch device: {exc}") from exc
+            if torch.device(resolve_device(self.device)).type == "cuda" and (
+                    not torch.cuda.is_available()):
+                raise ValueError(
+                    f"device={self.device!r} is not available: this torch build has no usable "
+                    "CUDA device (torch.cuda.is_available() is False). Use device='cpu', or "
+                    "'auto' to take CUDA only where it exists."
+                )
+        _check_n_threads(getattr(self, "n_threads", None))
+        self._check_pretraining_options()
+
+    def _check_pretraining_options(self) -> None:
+        """Types of ``mask_channels``, ``pretrain_crops`` and ``pretrain_callbacks``."""
+        channels = getattr(self, "mask_channels", None)
+        if channels is not None:
+            ok = isinstance(channels, list | tuple | np.ndarray) and len(channels) > 0 and all(
+                isinstance(c, int | np.integer) and not isinstance(c, bool | np.bool_)
+                for c in np.asarray(channels, dtype=object).ravel()
+            ) and np.ndim(channels) == 1
+            if not ok:
+                raise ValueError(
+                    "mask_channels must be None or a non-empty list of channel indices "
+                    f"(integers), got {_show(channels)}."
+                )
+            if len(set(np.asarray(channels).tolist())) != len(channels):
+                raise ValueError(f"mask_channels has repeated channels: {_show(channels)}.")
+        crops = getattr(self, "pretrain_crops", None)
+        if crops is not None and (
+            isinstance(crops, bool | np.bool_) or not isinstance(crops, int | float | np.number)
+            or not 0.0 < float(crops) < 1.0
+        ):
+            raise ValueError(
+                "pretrain_crops must be None or the shortest crop as a fraction of each "
+                f"series, in (0, 1), got {_show(crops)}."
+            )
+        user = getattr(self, "pretrain_callbacks", None)
+        if user is not None and not isinstance(user, list | tuple):
+            raise TypeError(
+                "pretrain_callbacks must be None or a list of skorch callbacks, got "
+                f"{type(user).__name__}."
+            )
+
+    def _mask_channels(self) -> tuple[int, ...] | None:
+        """``mask_channels`` checked against the fitted number of channels."""
+        channels = getattr(self, "mask_channels", None)
+        if channels is None:
+            return None
+        channels = tuple(int(c) for c in channels)
+        bad = [c for c in channels if not 0 <= c < self.n_channels_]
+        if bad:
+            raise ValueError(
+                f"mask_channels={list(channels)} names channel(s) {bad}, but X has "
+                f"{self.n_channels_} channel(s), numbered 0 to {self.n_channels_ - 1}."
+            )
+        return tuple(sorted(channels))
 
     def _resolve_patch_size(self, n_timepoints: int) -> int:
         p = self.patch_size
@@ -189,6 +282,7 @@ class SPTBase(BaseEstimator):
         self.patch_size_ = self._resolve_patch_size(info.n_timepoints)
         self.max_tokens_ = math.ceil(info.n_timepoints / self.patch_size_)
         self.normalizer_ = Normalizer(resolve_normalization(self.normalize, X)).fit(X)
+        self._mask_channels()
         return X, info
 
     def _input(self, X) -> np.ndarray:
@@ -330,9 +424,19 @@ class SPTBase(BaseEstimator):
             iterator_valid=TensorBatchIterator,
             iterator_valid__batch_size=max(self.batch_size, 256),
             callbacks=self._callbacks(n_train, epochs, split is not None, callbacks, phase),
+            callbacks__print_log=self._print_log(phase),
             device=self._device,
             verbose=self.verbose,
         )
+
+    def _print_log(self, phase: str | None):
+        """skorch's epoch table for ``verbose >= 2`` (headed by the phase), else none.
+
+        ``verbose=1`` shows a progress bar per phase instead (:class:`PhaseProgress`).
+        """
+        if self.verbose == 1:
+            return None
+        return PhaseTable(PHASE_LABELS.get(phase, phase or "")) if self.verbose else None
 
     def _callbacks(
         self, n_train: int, epochs: int, has_valid: bool, user=(), phase: str | None = None
@@ -359,6 +463,9 @@ class SPTBase(BaseEstimator):
                 sink=print if self.verbose else silent,
             )))
         callbacks += list(user or ())
+        if self.verbose == 1:
+            label = PHASE_LABELS.get(phase, phase or "training")
+            callbacks.append(("progress", PhaseProgress(label, epochs)))
         if checkpoint is not None:
             callbacks.append((RESUME_CALLBACK, checkpoint))
         return callbacks
@@ -468,6 +575,9 @@ class SPTBase(BaseEstimator):
             objective_kwargs = dict(
                 **self._module(ReconstructionModel), criterion=torch.nn.MSELoss, masking=masking,
                 mask_ratio=float(self.mask_ratio), mean_span=self._mean_span(), mask_seed=seed,
+                mask_channels=self._mask_channels(),
+                min_crop=None if getattr(self, "pretrain_crops", None) is None
+                else float(self.pretrain_crops),
                 augmentation=self._augmentation(),
             )
             if objective == "masked+sigreg":
@@ -555,6 +665,7 @@ class SPTBase(BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True
+        tags.input_tags.three_d_array = True
         return tags
 
 

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import inspect
+import warnings
+
 import numpy as np
 import torch
 from sklearn.base import ClassifierMixin
+from sklearn.exceptions import NotFittedError
 from sklearn.preprocessing import LabelEncoder
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.class_weight import compute_class_weight
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
-from ._base import EmbeddingTransformerMixin, SPTBase
+from ._base import EmbeddingTransformerMixin, SPTBase, with_threads
 from .data import check_labels, check_panel
 from .nn.ensemble import mean_member_proba
 from .nn.heads import ClassificationModel
@@ -18,6 +23,11 @@ __all__ = ["SPTClassifier"]
 
 _SHAPE_STATE = (
     "n_channels_", "n_timepoints_", "equal_length_", "patch_size_", "max_tokens_", "normalizer_",
+)
+#: Parameters that a fitted ``pretrainer`` fixes (its architecture and input handling).
+_PRETRAINER_PARAMS = (
+    "depth", "d_model", "n_heads", "dim_feedforward", "patch_size", "tokenizer", "positional",
+    "architecture", "normalize",
 )
 
 
@@ -82,7 +92,8 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
     random_state : int, RandomState or None, default=None
         Seeds weights, masks, shuffling and validation splits.
     verbose : int, default=0
-        skorch's epoch log when > 0.
+        0: silent. 1: a progress bar per phase ("pretraining", "fine-tuning") with the
+        losses and the time left. 2: skorch's table of every epoch, headed by the phase.
     checkpoint_dir : str, path or None, default=None
         Folder for resumable checkpoints (one per epoch, in each phase). When set, a ``fit`` that
         was interrupted (Ctrl-C, a killed process) resumes from its last checkpoint when
@@ -95,6 +106,21 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         batches and one optimizer, and ``predict_proba`` averages their probabilities.
         ``transform`` then concatenates the members' embeddings, and ``encoder_`` is a
         ``ModuleList`` of the members' encoders.
+    n_threads : int or None, default=None
+        CPU threads torch uses inside ``fit``, ``predict``, ``predict_proba`` and
+        ``transform`` (``torch.set_num_threads``; the previous count is restored
+        afterwards). None leaves torch's setting alone, which by default is one thread per
+        core: on a machine busy with other work, ``n_threads=1`` is often many times faster.
+    class_weight : None, "balanced" or dict, default=None
+        Weights of the classes in the fine-tuning loss, for imbalanced data: a dict
+        ``{label: weight}`` (missing labels weigh 1), or ``"balanced"`` for
+        ``n_samples / (n_classes * count)``. They multiply ``fit``'s ``sample_weight``.
+        Pretraining, which sees no labels, is not weighted.
+    mask_channels, pretrain_crops
+        Channels that masking may hide, and pretraining on random crops; see
+        :class:`~sktspt.SPTPretrainer`.
+    pretrain_callbacks : list or None, default=None
+        Extra skorch callbacks for pretraining (``callbacks`` act on fine-tuning only).
 
     Attributes
     ----------
@@ -159,6 +185,11 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         verbose=0,
         checkpoint_dir=None,
         n_estimators=1,
+        n_threads=None,
+        class_weight=None,
+        mask_channels=None,
+        pretrain_crops=None,
+        pretrain_callbacks=None,
     ):
         self.depth = depth
         self.d_model = d_model
@@ -193,9 +224,15 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         self.verbose = verbose
         self.checkpoint_dir = checkpoint_dir
         self.n_estimators = n_estimators
+        self.n_threads = n_threads
+        self.class_weight = class_weight
+        self.mask_channels = mask_channels
+        self.pretrain_crops = pretrain_crops
+        self.pretrain_callbacks = pretrain_callbacks
 
     # --- fit --------------------------------------------------------------------------
-    def fit(self, X, y, X_unlabeled=None) -> SPTClassifier:
+    @with_threads
+    def fit(self, X, y, X_unlabeled=None, sample_weight=None) -> SPTClassifier:
         """Self-pretrain on ``X`` (and ``X_unlabeled``), then fine-tune on ``(X, y)``.
 
         Parameters
@@ -207,16 +244,21 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
             Class labels.
         X_unlabeled : array-like, optional
             Extra series used for pretraining only.
+        sample_weight : array-like of shape (n_instances,), optional
+            Non-negative weights of the series in the fine-tuning loss (times
+            ``class_weight``); each batch's loss is the weighted mean of its series'
+            losses, with the weights scaled to mean 1 over the training set.
         """
         if self.warm_start and hasattr(self, "net_"):
-            return self._continue(X, y)
+            return self._continue(X, y, sample_weight)
         if self.pretrainer is not None:
             X = self._adopt_pretrainer(X)
         else:
             X, _ = self._fit_input(X)
             self.encoder_kwargs_ = self._encoder_kwargs()
         y_enc = self._fit_labels(y, len(X))
-        seed = self._resume_seed(self._seed(), X, y_enc, X_unlabeled)
+        weights = self._sample_weights(sample_weight, y_enc)
+        seed = self._resume_seed(self._seed(), X, y_enc, X_unlabeled, weights)
         Xp = self._prepare(X)
         with self._seeded(seed):
             encoder_state = None
@@ -231,16 +273,20 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
             elif self.pretrain_epochs != 0:
                 pre_X = Xp if X_unlabeled is None else self._with_unlabeled(Xp, X_unlabeled)
                 self.pretrain_epochs_ = self._resolve_epochs(self.pretrain_epochs, len(pre_X), seed)
-                pre_net = self._pretrain(pre_X, self.pretrain_epochs_, seed)
+                pre_net = self._pretrain(pre_X, self.pretrain_epochs_, seed,
+                                         self.pretrain_callbacks)
                 encoder_state = pre_net.module_.encoder.state_dict()
                 self.pretrain_history_ = pre_net.history
             self.max_epochs_ = self._resolve_epochs(self.max_epochs, len(Xp), seed, y_enc)
-            net = self._finetune_net(len(Xp), y_enc, seed, self.max_epochs_)
+            net = self._finetune_net(
+                len(Xp), y_enc, seed, self.max_epochs_, weighted=weights is not None
+            )
             net.initialize()
             if encoder_state is not None:
                 net.module_.encoder.load_state_dict(encoder_state)
             if self.max_epochs_ > 0:
-                self._train(net, Xp, y_enc, self.max_epochs_, "fine-tuning")
+                X_fit = Xp if weights is None else {"X": Xp, "sample_weight": weights}
+                self._train(net, X_fit, y_enc, self.max_epochs_, "fine-tuning")
         self.net_ = net
         self.encoder_ = self.net_.module_.encoder
         self.history_ = self.net_.history
@@ -270,11 +316,47 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
             )
         return self._label_encoder.transform(y).astype(np.int64)
 
+    def _sample_weights(self, sample_weight, y_enc: np.ndarray) -> np.ndarray | None:
+        """Per-series loss weights (``sample_weight`` times ``class_weight``), mean 1; or None."""
+        class_weight = self.class_weight
+        if class_weight is None and sample_weight is None:
+            return None
+        if class_weight is not None and not isinstance(class_weight, str | dict):
+            raise TypeError(
+                "class_weight must be None, 'balanced' or a dict {label: weight}, got "
+                f"{type(class_weight).__name__}."
+            )
+        if isinstance(class_weight, str) and class_weight != "balanced":
+            raise ValueError(
+                f"class_weight must be None, 'balanced' or a dict, got {class_weight!r}."
+            )
+        n = len(y_enc)
+        w = _check_sample_weight(sample_weight, np.empty((n, 1)), dtype=np.float64,
+                                 ensure_non_negative=True)
+        w = np.array(w, dtype=np.float64)  # never modify the caller's array
+        if class_weight is not None:
+            y = self.classes_[y_enc]
+            w *= compute_class_weight(class_weight, classes=self.classes_, y=y)[y_enc]
+        if not np.isfinite(w).all() or w.sum() <= 0:
+            raise ValueError(
+                "The sample weights (times class_weight) must be finite with a positive sum."
+            )
+        return (w / w.mean()).astype(np.float32)
+
     def _adopt_pretrainer(self, X) -> np.ndarray:
         """Take shape state, normalisation and architecture from a fitted pretrainer."""
         pre = self.pretrainer
-        check_is_fitted(pre, "encoder_")
+        try:
+            check_is_fitted(pre, "encoder_")
+        except NotFittedError as exc:
+            raise NotFittedError(
+                f"The pretrainer given to SPTClassifier ({type(pre).__name__}) is not fitted. "
+                "If it was fitted before, clone() (inside cross_val_score, GridSearchCV, "
+                "Pipeline or sktime) reset it: wrap it in sklearn.frozen.FrozenEstimator "
+                "(pretrainer=FrozenEstimator(pretrainer)) so that it stays fitted."
+            ) from exc
         self._check_params()
+        self._warn_overridden(pre)
         for name in _SHAPE_STATE:
             setattr(self, name, getattr(pre, name))
         self.encoder_kwargs_ = dict(pre.encoder_kwargs_)
@@ -288,6 +370,31 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
             self.n_features_in_ = info.n_timepoints
         return X
 
+    def _warn_overridden(self, pre) -> None:
+        """Warn when an architecture parameter set here differs from the pretrainer's."""
+        from sklearn.frozen import FrozenEstimator
+
+        inner = pre.estimator if isinstance(pre, FrozenEstimator) else pre
+        theirs = inner.get_params(deep=False) if hasattr(inner, "get_params") else {}
+        defaults = {
+            k: p.default for k, p in inspect.signature(type(self).__init__).parameters.items()
+        }
+        clashes = [
+            name for name in _PRETRAINER_PARAMS
+            if name in theirs and getattr(self, name) != defaults.get(name)
+            and getattr(self, name) != theirs[name]
+        ]
+        if clashes:
+            mine = ", ".join(f"{k}={getattr(self, k)!r}" for k in clashes)
+            pre_values = ", ".join(f"{k}={theirs[k]!r}" for k in clashes)
+            warnings.warn(
+                f"SPTClassifier({mine}) is ignored: the fitted pretrainer fixes the network "
+                f"({pre_values}), and its values are used (see encoder_kwargs_). Leave these "
+                "parameters at their defaults or set them to the pretrainer's values.",
+                UserWarning,
+                stacklevel=4,
+            )
+
     def _with_unlabeled(self, Xp: np.ndarray, X_unlabeled) -> np.ndarray:
         U, info = check_panel(X_unlabeled, name="X_unlabeled")
         if info.n_channels != self.n_channels_:
@@ -300,7 +407,7 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
 
     def _finetune_net(
         self, n: int, y_enc: np.ndarray, seed: int, epochs: int = 0,
-        phase: str | None = "finetune",
+        phase: str | None = "finetune", weighted: bool = False,
     ) -> AugmentedNetClassifier:
         ensemble = self._n_members() > 1
         return AugmentedNetClassifier(
@@ -311,22 +418,30 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
             module__n_classes=len(self.classes_),
             criterion=torch.nn.CrossEntropyLoss,
             criterion__label_smoothing=float(self.label_smoothing),
+            # Per-series losses, weighted in AugmentedNetClassifier.random_step.
+            **({"criterion__reduction": "none"} if weighted else {}),
             **self._net_kwargs(n, epochs, seed, y_enc, self.callbacks, phase),
             **{f"module__{k}": v for k, v in self.encoder_kwargs_.items()},
         )
 
-    def _continue(self, X, y) -> SPTClassifier:
+    def _continue(self, X, y, sample_weight=None) -> SPTClassifier:
         """Warm start: more fine-tuning epochs on the current weights."""
         Xp = self._input(X)
         y = check_labels(y, len(Xp))
         unseen = np.setdiff1d(np.unique(y), self.classes_)
         if unseen.size:
             raise ValueError(f"y has classes not seen in the first fit: {unseen.tolist()}.")
+        y_enc = self._label_encoder.transform(y).astype(np.int64)
+        weights = self._sample_weights(sample_weight, y_enc)
+        if weights is not None:
+            self.net_.set_params(criterion__reduction="none")
+            Xp = {"X": Xp, "sample_weight": weights}
         with self._seeded(self._seed()):
-            self.net_.partial_fit(Xp, self._label_encoder.transform(y).astype(np.int64))
+            self.net_.partial_fit(Xp, y_enc)
         return self
 
     # --- predict ----------------------------------------------------------------------
+    @with_threads
     def predict_proba(self, X) -> np.ndarray:
         """Class probabilities ``(n_instances, n_classes)``, columns ordered as ``classes_``."""
         check_is_fitted(self, "net_")
@@ -345,6 +460,7 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         check_is_fitted(self, "net_")
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
+    @with_threads
     def transform(self, X) -> np.ndarray:
         """Pooled embeddings ``(n_instances, d_model)`` from the fine-tuned encoder."""
         check_is_fitted(self, "net_")

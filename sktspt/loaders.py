@@ -25,13 +25,17 @@ def _as_tensors(dataset) -> tuple[torch.Tensor, torch.Tensor | None]:
     base = dataset
     if isinstance(dataset, Subset):
         base, indices = dataset.dataset, np.asarray(dataset.indices)
-    X = torch.as_tensor(np.asarray(base.X))
+    # X may be a dict of arrays (skorch passes each key to the module or step by name).
+    if isinstance(base.X, dict):
+        X = {k: torch.as_tensor(np.asarray(v)) for k, v in base.X.items()}
+    else:
+        X = torch.as_tensor(np.asarray(base.X))
     y = None if base.y is None else torch.as_tensor(np.asarray(base.y))
     if indices is not None:
-        X = X[indices]
+        X = {k: v[indices] for k, v in X.items()} if isinstance(X, dict) else X[indices]
         y = None if y is None else y[indices]
     if torch.cuda.is_available():
-        X = X.pin_memory()
+        X = {k: v.pin_memory() for k, v in X.items()} if isinstance(X, dict) else X.pin_memory()
     dataset._sktspt_tensors = (X, y)
     return X, y
 
@@ -54,11 +58,12 @@ class TensorBatchIterator:
 
     def __iter__(self):
         X, y = _as_tensors(self.dataset)
-        n = len(X)
+        n = len(next(iter(X.values()))) if isinstance(X, dict) else len(X)
         order = torch.randperm(n) if self.shuffle else None
         for start in range(0, n, self.batch_size):
             if order is None:
                 idx = slice(start, start + self.batch_size)
             else:
                 idx = order[start : start + self.batch_size]
-            yield X[idx], (torch.zeros(0) if y is None else y[idx])
+            Xb = {k: v[idx] for k, v in X.items()} if isinstance(X, dict) else X[idx]
+            yield Xb, (torch.zeros(0) if y is None else y[idx])

@@ -6,7 +6,7 @@ import numpy as np
 import torch
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import EmbeddingTransformerMixin, SPTBase
+from ._base import EmbeddingTransformerMixin, SPTBase, with_threads
 from .data import check_panel
 from .training import LeJEPANet
 
@@ -90,13 +90,30 @@ class SPTPretrainer(EmbeddingTransformerMixin, SPTBase):
     random_state : int, RandomState or None, default=None
         Seeds weights, masks, shuffling and the validation split.
     verbose : int, default=0
-        skorch's epoch log when > 0.
+        0: silent. 1: a progress bar ("pretraining") with the losses and the time left.
+        2: skorch's table of every epoch, headed by the phase.
     checkpoint_dir : str, path or None, default=None
         Folder for resumable checkpoints (one per epoch). When set, a ``fit`` that
         was interrupted (Ctrl-C, a killed process) resumes from its last checkpoint when
         called again with the same data and parameters, losing at most the epoch in
         progress; a finished fit is reloaded, not retrained. Use one folder per fit: a
         folder written by a different fit raises ``ValueError``. None writes nothing.
+    n_threads : int or None, default=None
+        CPU threads torch uses inside ``fit``, ``transform`` and ``reconstruct``
+        (``torch.set_num_threads``; the previous count is restored afterwards). None
+        leaves torch's setting alone, which by default is one thread per core: on a
+        machine busy with other work, ``n_threads=1`` is often many times faster.
+    mask_channels : list of int or None, default=None
+        The only channels masking may hide (indices into ``n_channels``); the others
+        (covariates that are always known) stay visible as context and are never
+        reconstructed. None masks all channels. Unused by ``"lejepa"``.
+    pretrain_crops : float or None, default=None
+        When set, pretraining sees each training series cut to a random window of
+        between this fraction and all of its length, moved to the start (the rest is
+        padding), so that the encoder also learns from series shorter than the training
+        length; useful when shorter series are to be predicted (fit on series of unequal
+        length, or NaN-padded, to predict other lengths). Unused by ``"lejepa"``, whose
+        views are crops already.
 
     Attributes
     ----------
@@ -153,6 +170,9 @@ class SPTPretrainer(EmbeddingTransformerMixin, SPTBase):
         random_state=None,
         verbose=0,
         checkpoint_dir=None,
+        n_threads=None,
+        mask_channels=None,
+        pretrain_crops=None,
     ):
         self.depth = depth
         self.d_model = d_model
@@ -182,7 +202,11 @@ class SPTPretrainer(EmbeddingTransformerMixin, SPTBase):
         self.random_state = random_state
         self.verbose = verbose
         self.checkpoint_dir = checkpoint_dir
+        self.n_threads = n_threads
+        self.mask_channels = mask_channels
+        self.pretrain_crops = pretrain_crops
 
+    @with_threads
     def fit(self, X, y=None) -> SPTPretrainer:
         """Self-pretrain on ``X``; ``y`` is ignored."""
         X, _ = self._fit_input(X)
@@ -195,11 +219,13 @@ class SPTPretrainer(EmbeddingTransformerMixin, SPTBase):
         self.history_ = self.net_.history
         return self
 
+    @with_threads
     def transform(self, X) -> np.ndarray:
         """Pooled embeddings ``(n_instances, d_model)`` of ``X``."""
         check_is_fitted(self, "net_")
         return self._embed(self.net_.module_, self._input(X))
 
+    @with_threads
     def reconstruct(self, X, hidden=None) -> np.ndarray:
         """Reconstruction of ``X`` (in normalised units) with ``hidden`` values removed."""
         check_is_fitted(self, "net_")

@@ -76,11 +76,14 @@ class SPTClassifierSktime(BaseClassifier):
     random_state : int, RandomState or None, default=None
         Seeds weights, masks, shuffling and validation splits.
     verbose : int, default=0
-        skorch's epoch log when > 0.
+        0: silent; 1: a progress bar per phase; 2: skorch's table per phase.
     checkpoint_dir : str, path or None, default=None
         Folder for resumable checkpoints of one fit. Leave None under sktime's
         ``evaluate`` and benchmarks: they fit clones repeatedly, and a folder written
         by a different fit raises ``ValueError``.
+    n_threads, class_weight, mask_channels, pretrain_crops, pretrain_callbacks
+        CPU threads (None leaves torch alone), class weights for imbalanced data, and
+        the pretraining options, as in :class:`~sktspt.SPTClassifier`.
 
     All defaults are those of :class:`~sktspt.SPTClassifier`. Its ``warm_start`` is
     left out: sktime's ``fit`` resets the estimator, so there is nothing to continue.
@@ -106,6 +109,7 @@ class SPTClassifierSktime(BaseClassifier):
     _tags = {
         **_SHARED_TAGS,
         "capability:predict_proba": True,
+        "capability:class_weight": True,
         "y_inner_mtype": "numpy1D",
     }
 
@@ -143,6 +147,11 @@ class SPTClassifierSktime(BaseClassifier):
         verbose=0,
         checkpoint_dir=None,
         n_estimators=1,
+        n_threads=None,
+        class_weight=None,
+        mask_channels=None,
+        pretrain_crops=None,
+        pretrain_callbacks=None,
     ):
         self.depth = depth
         self.d_model = d_model
@@ -176,6 +185,11 @@ class SPTClassifierSktime(BaseClassifier):
         self.verbose = verbose
         self.checkpoint_dir = checkpoint_dir
         self.n_estimators = n_estimators
+        self.n_threads = n_threads
+        self.class_weight = class_weight
+        self.mask_channels = mask_channels
+        self.pretrain_crops = pretrain_crops
+        self.pretrain_callbacks = pretrain_callbacks
         super().__init__()
 
     def _fit(self, X, y) -> SPTClassifierSktime:
@@ -242,11 +256,14 @@ class SPTTransformerSktime(BaseTransformer):
     random_state : int, RandomState or None, default=None
         Seeds weights, masks, shuffling and the validation split.
     verbose : int, default=0
-        skorch's epoch log when > 0.
+        0: silent; 1: a progress bar per phase; 2: skorch's table per phase.
     checkpoint_dir : str, path or None, default=None
         Folder for resumable checkpoints of one fit. Leave None under sktime's
         ``evaluate`` and benchmarks: they fit clones repeatedly, and a folder written
         by a different fit raises ``ValueError``.
+    n_threads, mask_channels, pretrain_crops
+        CPU threads (None leaves torch alone) and the pretraining options, as in
+        :class:`~sktspt.SPTPretrainer`.
 
     All defaults are those of :class:`~sktspt.SPTPretrainer`.
 
@@ -309,6 +326,9 @@ class SPTTransformerSktime(BaseTransformer):
         random_state=None,
         verbose=0,
         checkpoint_dir=None,
+        n_threads=None,
+        mask_channels=None,
+        pretrain_crops=None,
     ):
         self.depth = depth
         self.d_model = d_model
@@ -338,6 +358,9 @@ class SPTTransformerSktime(BaseTransformer):
         self.random_state = random_state
         self.verbose = verbose
         self.checkpoint_dir = checkpoint_dir
+        self.n_threads = n_threads
+        self.mask_channels = mask_channels
+        self.pretrain_crops = pretrain_crops
         super().__init__()
 
     def _fit(self, X, y=None) -> SPTTransformerSktime:

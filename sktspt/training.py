@@ -17,7 +17,7 @@ from skorch import NeuralNet, NeuralNetClassifier
 from skorch.dataset import unpack_data
 
 from .losses import masked_reconstruction_loss
-from .masking import make_mask
+from .masking import make_mask, random_crop
 from .nn.encoder import masked_mean
 from .sigreg import LeJEPALoss, SIGReg
 from .views import make_views
@@ -103,14 +103,21 @@ class MaskedPretrainNet(SeededStepNet):
     augmentation : callable or None
         ``augmentation(X, generator)`` applied to training batches before masking
         (see :mod:`sktspt.augment`), so pretraining sees more variants of few series.
+    mask_channels : tuple of int or None
+        The only channels masking may hide (None: all); see :mod:`sktspt.masking`.
+    min_crop : float or None
+        When set, each training series is cut to a random window of at least this
+        fraction of its length (:func:`~sktspt.masking.random_crop`) before masking.
     """
 
     def __init__(
         self, *args, masking="span", mask_ratio=0.3, mean_span=3.0, mask_seed=0, loss="mse",
-        augmentation=None, **kwargs,
+        augmentation=None, mask_channels=None, min_crop=None, **kwargs,
     ):
         super().__init__(*args, **kwargs)
         self.augmentation = augmentation
+        self.mask_channels = mask_channels
+        self.min_crop = min_crop
         self.masking = masking
         self.mask_ratio = mask_ratio
         self.mean_span = mean_span
@@ -124,7 +131,7 @@ class MaskedPretrainNet(SeededStepNet):
         """A fresh mask for NaN-coded ``X`` that hides observed values only."""
         return make_mask(
             self.masking, tuple(X.shape), self.mask_ratio, self.mean_span, generator, X.device,
-            observed=~torch.isnan(X),
+            observed=~torch.isnan(X), channels=self.mask_channels,
         )
 
     def random_step(self, batch, generator, training, **fit_params):
@@ -135,6 +142,8 @@ class MaskedPretrainNet(SeededStepNet):
             Xi = Xi.repeat(members, *([1] * (Xi.ndim - 1)))
         if training and self.augmentation is not None:
             Xi = self.augmentation(Xi, generator)
+        if training and self.min_crop is not None:
+            Xi = random_crop(Xi, self.min_crop, generator)
         hidden = self.draw_mask(Xi, generator)
         y_pred = self.infer({"X": Xi, "hidden": hidden}, **fit_params)
         loss = masked_reconstruction_loss(y_pred, Xi, hidden, self.loss)
@@ -252,6 +261,10 @@ class AugmentedNetClassifier(SeededStepNet, NeuralNetClassifier):
     ``augmentation(X, generator)`` (see :mod:`sktspt.augment`) draws from a stream
     seeded by ``augment_seed``; validation and prediction batches are left as they are.
     With ``augmentation=None`` it trains exactly like ``NeuralNetClassifier``.
+
+    Sample weights: fit on ``X={"X": series, "sample_weight": weights}`` with
+    ``criterion__reduction="none"``; the loss of a batch is then the mean of the
+    per-series losses times their weights.
     """
 
     def __init__(self, *args, augmentation=None, augment_seed=0, **kwargs):
@@ -272,7 +285,16 @@ class AugmentedNetClassifier(SeededStepNet, NeuralNetClassifier):
 
     def random_step(self, batch, generator, training, **fit_params):
         Xi, yi = unpack_data(batch)
+        weight = None
+        if isinstance(Xi, dict):  # {"X": series, "sample_weight": weights}
+            Xi, weight = Xi["X"], Xi["sample_weight"]
         if training and self.augmentation is not None:
             Xi = self.augmentation(Xi.to(self.device, non_blocking=True), generator)
         y_pred = self.infer(Xi, **fit_params)
-        return self.get_loss(y_pred, yi, X=Xi, training=training), y_pred
+        loss = self.get_loss(y_pred, yi, X=Xi, training=training)
+        if loss.ndim:  # per-series losses (criterion__reduction="none")
+            if weight is not None:
+                weight = weight.to(loss.device, loss.dtype)
+                loss = loss * weight.repeat_interleave(loss.numel() // weight.numel())
+            loss = loss.mean()
+        return loss, y_pred

@@ -7,6 +7,14 @@ from sktspt import SPTClassifier, SPTPretrainer
 TINY = dict(depth=1, d_model=16, n_heads=2, dim_feedforward=16, dropout=0.0, random_state=0)
 
 EXPECTED_FAILED = {}
+CLASSIFIER_EXPECTED_FAILED = {
+    # A weight of 2 is not the same as a repeated series for a network trained on shuffled
+    # mini-batches with a held-out validation split: the repeated series fills more
+    # batches and may land in the validation part. Weights scale each series' loss.
+    "check_sample_weight_equivalence_on_dense_data": (
+        "mini-batch training: integer weights do not equal repeated samples"
+    ),
+}
 
 
 @parametrize_with_checks(
@@ -14,7 +22,9 @@ EXPECTED_FAILED = {}
         SPTClassifier(pretrain_epochs=2, max_epochs=30, lr=3e-3, batch_size=32, **TINY),
         SPTPretrainer(max_epochs=2, **TINY),
     ],
-    expected_failed_checks=lambda est: EXPECTED_FAILED,
+    expected_failed_checks=lambda est: (
+        CLASSIFIER_EXPECTED_FAILED if isinstance(est, SPTClassifier) else EXPECTED_FAILED
+    ),
 )
 def test_sklearn_compatible(estimator, check):
     check(estimator)
