@@ -14,7 +14,7 @@ from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from ._base import EmbeddingTransformerMixin, SPTBase, with_threads
-from .data import check_labels, check_panel
+from .data import check_finite_output, check_labels, check_panel
 from .nn.ensemble import mean_member_proba
 from .nn.heads import ClassificationModel
 from .training import AugmentedNetClassifier
@@ -453,7 +453,7 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         proba /= proba.sum(axis=-1, keepdims=True)
         if proba.ndim == 3:
             proba = proba.mean(axis=1)
-        return proba / proba.sum(axis=1, keepdims=True)
+        return check_finite_output(proba / proba.sum(axis=1, keepdims=True), "predict_proba")
 
     def predict(self, X) -> np.ndarray:
         """Predicted class labels."""

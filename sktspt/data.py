@@ -304,3 +304,20 @@ class Normalizer:
         if self.mode != "global":
             return {"mode": self.mode}
         return {"mode": self.mode, "mean": self.mean_.tolist(), "std": self.std_.tolist()}
+
+
+def check_finite_output(values: np.ndarray, what: str) -> np.ndarray:
+    """``values`` (one row per series) if finite, else a ValueError naming the rows.
+
+    Non-finite network outputs must never become labels or features silently.
+    """
+    bad = ~np.isfinite(values.reshape(len(values), -1)).all(axis=1)
+    if bad.any():
+        rows = np.flatnonzero(bad)
+        raise ValueError(
+            f"{what} is not finite for {len(rows)} of {len(values)} series (rows "
+            f"{rows[:10].tolist()}{' ...' if len(rows) > 10 else ''}): the network "
+            "overflowed on their values. With normalize=None raw values reach the network; "
+            "use normalize='auto', 'global' or 'instance', or rescale X."
+        )
+    return values
