@@ -447,6 +447,10 @@ def describe(value, name: str, unverifiable: list):
         return [describe(v, f"{name}[{i}]", unverifiable) for i, v in enumerate(value)]
     if isinstance(value, dict) and all(isinstance(k, str) for k in value):
         return {k: describe(v, f"{name}[{k!r}]", unverifiable) for k, v in value.items()}
+    if isinstance(value, dict):  # e.g. class_weight={0: 1.0, 1: 2.0}
+        items = [[describe(k, f"{name} key", unverifiable),
+                  describe(v, f"{name}[{k!r}]", unverifiable)] for k, v in value.items()]
+        return {"dict": sorted(items, key=repr)}
     if isinstance(value, np.ndarray):
         return {"array": fingerprint_arrays(value)}
     if isinstance(value, np.random.RandomState):

@@ -572,3 +572,13 @@ def test_architecture_is_checked_before_anything_is_allocated(saved, tmp_path, m
     with pytest.raises(ValueError, match="do not fit the architecture.*needs F32\\[1048576"):
         load(tmp_path / "bad")
     assert builds == [True]  # only the meta-device probe, which allocates nothing
+
+
+def test_a_class_weight_mapping_is_fingerprinted_and_resumes(data, tmp_path):
+    X, y = data
+    params = dict(pretrain_epochs=0, max_epochs=1, checkpoint_dir=tmp_path, **TINY)
+    first = SPTClassifier(class_weight={0: 1.0, 1: 2.0}, **params).fit(X, y)
+    again = SPTClassifier(class_weight={1: 2.0, 0: 1.0}, **params).fit(X, y)  # reloaded
+    np.testing.assert_array_equal(again.predict_proba(X), first.predict_proba(X))
+    with pytest.raises(ValueError, match="different fit.*class_weight"):
+        SPTClassifier(class_weight={0: 1.0, 1: 3.0}, **params).fit(X, y)
