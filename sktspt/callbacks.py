@@ -539,24 +539,34 @@ class RunLock:
         try:
             fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            try:
-                holder = os.pread(self._fd, 64, 0).decode(errors="replace").strip()
-            except OSError:
-                holder = ""
-            os.close(self._fd)
-            self._fd = None
-            who = f" (process {holder})" if holder else ""
-            raise RuntimeError(
-                f"checkpoint_dir={dirname!r} is in use by another fit{who}. Two fits "
-                "cannot share a checkpoint folder: wait for that fit to end, or give this "
-                "one its own checkpoint_dir."
-            ) from None
-        with contextlib.suppress(OSError):
+            self._refuse(dirname)
+        except OSError as exc:  # e.g. ENOLCK: a file system without flock
+            warnings.warn(
+                f"checkpoint_dir={dirname!r} cannot be locked ({exc}); make sure no other "
+                "fit uses it at the same time.",
+                UserWarning,
+                stacklevel=4,
+            )
+            return
+        with contextlib.suppress(OSError):  # who holds it, for the message of others
             os.ftruncate(self._fd, 0)
             os.pwrite(self._fd, str(os.getpid()).encode(), 0)
 
+    def _refuse(self, dirname: str):
+        try:
+            holder = os.pread(self._fd, 64, 0).decode(errors="replace").strip()
+        except OSError:
+            holder = ""
+        self.release()
+        who = f" (process {holder})" if holder else ""
+        raise RuntimeError(
+            f"checkpoint_dir={dirname!r} is in use by another fit{who}. Two fits "
+            "cannot share a checkpoint folder: wait for that fit to end, or give this "
+            "one its own checkpoint_dir."
+        ) from None
+
     def release(self) -> None:
-        fd, self._fd = self._fd, None
+        fd, self._fd = getattr(self, "_fd", None), None
         if fd is not None:
             os.close(fd)  # closing drops the flock
 

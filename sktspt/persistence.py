@@ -93,6 +93,11 @@ def _version() -> str:
 
 
 # --- saving ------------------------------------------------------------------------------
+def _a(noun: str) -> str:
+    """``noun`` with its indefinite article: "an EarlyStopping", "a list"."""
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
+
+
 def _json_value(name: str, value):
     """``value`` as plain JSON, or a ValueError that says what to do instead."""
     if isinstance(value, np.generic):
@@ -110,7 +115,7 @@ def _json_value(name: str, value):
     if isinstance(value, dict) and all(isinstance(k, str) for k in value):
         return {k: _json_value(name, v) for k, v in value.items()}
     raise ValueError(
-        f"Cannot save parameter {name}={value!r}: a {type(value).__name__} is not a JSON "
+        f"Cannot save parameter {name}={value!r}: {_a(type(value).__name__)} is not a JSON "
         "value, and only None, bool, int, float, str and lists or dicts of them can be "
         f"saved without pickle. Set it to such a value, e.g. est.set_params({name}=None)"
         f"{_HINTS.get(name, '')}, before saving; or use pickle/joblib, for files you "
@@ -227,6 +232,8 @@ def _lock_nb(fd: int) -> bool:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         return False
+    except OSError:  # a file system without flock: nothing to coordinate with
+        return True
     return True
 
 
@@ -345,6 +352,14 @@ def _read_meta(zf: zipfile.ZipFile, bad: str) -> dict:
     if repeated:
         raise _Refused(f"{bad}: members {repeated} occur more than once.")
     missing = {_META, _WEIGHTS} - set(counts)
+    if missing and {"_metadata", "_obj"} <= set(counts):
+        raise _Refused(
+            f"{bad}: it is sktime's pickle zip, as written by the save() of an sktime "
+            "estimator such as SPTClassifierSktime or SPTTransformerSktime. Load it with "
+            "sktime.base.load(path), which unpickles and so runs code from the file (only "
+            "for files you trust). For the safe format, save the fitted core estimator "
+            "with adapter.estimator_.save(path) and load that with sktspt.load(path)."
+        )
     if missing:
         raise _Refused(f"{bad}: it lacks {', '.join(sorted(missing))}.")
     info = zf.getinfo(_META)
