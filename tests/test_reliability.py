@@ -582,3 +582,9 @@ def test_a_class_weight_mapping_is_fingerprinted_and_resumes(data, tmp_path):
     np.testing.assert_array_equal(again.predict_proba(X), first.predict_proba(X))
     with pytest.raises(ValueError, match="different fit.*class_weight"):
         SPTClassifier(class_weight={0: 1.0, 1: 3.0}, **params).fit(X, y)
+
+
+def test_weights_longer_than_their_header_describes_are_refused(saved, tmp_path):
+    craft(saved, tmp_path / "bad", weights=lambda w: w + b"\0" * 4096)
+    with pytest.raises(ValueError, match="corrupted weights.*header describes"):
+        load(tmp_path / "bad")
