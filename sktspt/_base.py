@@ -161,7 +161,7 @@ class SPTBase(BaseEstimator):
                 f"pretrain_objective must be one of {PRETRAIN_OBJECTIVES}, got {objective!r}."
             )
         if not isinstance(self.augment, bool | np.bool_):
-            raise TypeError(f"augment must be True or False, got {self.augment!r}.")
+            raise TypeError(f"augment must be True or False, got {_show(self.augment)}.")
         lam = self.sigreg_lambda
         if isinstance(lam, bool) or not isinstance(lam, int | float | np.number) or not (
             0.0 <= float(lam) <= 1.0
@@ -260,7 +260,7 @@ class SPTBase(BaseEstimator):
         if p == "auto":
             return max(1, math.ceil(n_timepoints / TARGET_TOKENS))
         if not isinstance(p, int | np.integer) or p < 1:
-            raise ValueError(f"patch_size must be a positive integer or 'auto', got {p!r}.")
+            raise ValueError(f"patch_size must be a positive integer or 'auto', got {_show(p)}.")
         if p > n_timepoints:
             raise ValueError(
                 f"Series of length {n_timepoints} are shorter than one patch "

@@ -13,7 +13,7 @@ from sklearn.preprocessing import LabelEncoder
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
-from ._base import EmbeddingTransformerMixin, SPTBase, with_threads
+from ._base import EmbeddingTransformerMixin, SPTBase, _show, with_threads
 from .data import check_finite_output, check_labels, check_panel
 from .nn.ensemble import mean_member_proba
 from .nn.heads import ClassificationModel
@@ -299,7 +299,7 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         super()._check_params()
         n = self.n_estimators
         if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
-            raise ValueError(f"n_estimators must be a positive integer, got {n!r}.")
+            raise ValueError(f"n_estimators must be a positive integer, got {_show(n)}.")
         if n > 1 and self.pretrain_objective != "masked":
             raise ValueError(
                 "n_estimators > 1 trains members with masked reconstruction only; got "
@@ -312,7 +312,8 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         self.classes_ = self._label_encoder.classes_
         if len(self.classes_) < 2:
             raise ValueError(
-                f"SPTClassifier needs at least 2 classes in y; got 1 class ({self.classes_[0]!r})."
+                "SPTClassifier needs at least 2 classes in y; got 1 class "
+                f"({_show(self.classes_[0])})."
             )
         return self._label_encoder.transform(y).astype(np.int64)
 
@@ -385,14 +386,14 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
             and getattr(self, name) != theirs[name]
         ]
         if clashes:
-            mine = ", ".join(f"{k}={getattr(self, k)!r}" for k in clashes)
-            pre_values = ", ".join(f"{k}={theirs[k]!r}" for k in clashes)
+            mine = ", ".join(f"{k}={_show(getattr(self, k))}" for k in clashes)
+            pre_values = ", ".join(f"{k}={_show(theirs[k])}" for k in clashes)
             warnings.warn(
                 f"SPTClassifier({mine}) is ignored: the fitted pretrainer fixes the network "
                 f"({pre_values}), and its values are used (see encoder_kwargs_). Leave these "
                 "parameters at their defaults or set them to the pretrainer's values.",
                 UserWarning,
-                stacklevel=4,
+                stacklevel=5,
             )
 
     def _with_unlabeled(self, Xp: np.ndarray, X_unlabeled) -> np.ndarray:

@@ -45,6 +45,42 @@ def _is_table(X) -> bool:
     return all(pd.api.types.is_numeric_dtype(d) for d in X.dtypes)
 
 
+#: Column names that mark the instance or time column of a long-format frame.
+_LONG_FORMAT_NAMES = {
+    "id", "ids", "instance", "instances", "instance_id", "series", "series_id", "case",
+    "case_id", "sample", "sample_id", "unit", "t", "time", "times", "timepoint",
+    "timepoints", "time_index", "timestamp", "step", "index",
+}
+
+
+def _long_format_columns(X) -> list:
+    """Columns of a flat numeric frame that look like long format's instance/time index.
+
+    Either by name (``id``, ``time``, ...), or by content: a first column of integers in
+    contiguous runs (an instance id, repeated) and a second column of integers that
+    increases within each run (the time index).
+    """
+    import pandas as pd
+
+    if not isinstance(X, pd.DataFrame):
+        return []
+    named = [c for c in X.columns if isinstance(c, str) and c.strip().lower() in _LONG_FORMAT_NAMES]
+    if named:
+        return named
+    if X.shape[1] < 2 or len(X) < 2:
+        return []
+    first = X.iloc[:, 0].to_numpy(dtype=np.float64)
+    second = X.iloc[:, 1].to_numpy(dtype=np.float64)
+    pair = np.concatenate([first, second])
+    if not (np.isfinite(pair).all() and (pair == np.round(pair)).all()):
+        return []
+    same_id = np.diff(first) == 0
+    runs = int(np.count_nonzero(~same_id)) + 1
+    if same_id.any() and runs == len(np.unique(first)) and (np.diff(second)[same_id] > 0).all():
+        return [c.item() if isinstance(c, np.generic) else c for c in X.columns[:2]]
+    return []
+
+
 def _from_sktime(X) -> list[np.ndarray]:
     """Convert a pandas panel held in any sktime mtype with sktime's own converters."""
     from sktime.datatypes import check_is_scitype, convert_to
@@ -103,6 +139,16 @@ def check_panel(X, name: str = "X") -> tuple[np.ndarray, PanelInfo]:
     if isinstance(X, str | bytes):
         raise TypeError(f"{name} must be an array of time series, got a string.")
     if _is_pandas(X) and _is_table(X):
+        long = _long_format_columns(X)
+        if long:
+            raise ValueError(
+                f"{name} is a flat numeric DataFrame whose column(s) {long} look like the "
+                "instance and time index of long format (one row per observation); read as "
+                f"one series per row it would be {X.shape[0]} series of length {X.shape[1]}. "
+                f"For long format, index it by instance and time: {name}.set_index([<id "
+                "column>, <time column>]) (sktime's pd-multiindex). For one series per row, "
+                f"pass {name}.to_numpy()."
+            )
         X = X.to_numpy()
     # sktime's "df-list": one (time x channels) frame per series, not (channels x time).
     df_list = isinstance(X, list) and len(X) > 0 and all(

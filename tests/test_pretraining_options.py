@@ -1,0 +1,109 @@
+"""mask_channels (masking of chosen channels only) and pretrain_crops (random crops)."""
+
+import numpy as np
+import pytest
+import torch
+
+from sktspt import SPTClassifier, SPTPretrainer
+from sktspt.masking import make_mask, random_crop
+
+TINY = dict(depth=1, d_model=8, n_heads=2, dim_feedforward=8, dropout=0.0, random_state=0,
+            batch_size=8)
+
+
+@pytest.mark.parametrize("kind", ["random", "span", "block", "channel", "mixed"])
+def test_mask_hides_only_the_chosen_channels(kind):
+    g = torch.Generator().manual_seed(0)
+    masks = torch.stack([
+        make_mask(kind, (16, 4, 50), 0.3, 3.0, g, channels=(1, 3)) for _ in range(10)
+    ])
+    assert not masks[:, :, [0, 2]].any()  # covariates always visible
+    hidden = masks[:, :, [1, 3]].float().mean().item()
+    assert 0.15 < hidden < 0.45  # the objective's ratio holds on the chosen channels
+
+
+def test_pretraining_never_reconstructs_the_visible_channels():
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(16, 3, 24))
+    pre = SPTPretrainer(max_epochs=1, mask_channels=[2], masking="random", **TINY).fit(X)
+    net = pre.net_
+    hidden = net.draw_mask(torch.from_numpy(pre._prepare(X)), torch.Generator().manual_seed(1))
+    assert hidden[:, 2].any() and not hidden[:, :2].any()
+    # The loss counts hidden values only: changing the reconstruction of channels 0 and 1
+    # does not change it.
+    Xt = torch.from_numpy(pre._prepare(X))
+    with torch.no_grad():
+        recon = net.module_(Xt, hidden)
+        from sktspt.losses import masked_reconstruction_loss
+
+        base = masked_reconstruction_loss(recon, Xt, hidden)
+        recon[:, :2] += 100.0
+        assert masked_reconstruction_loss(recon, Xt, hidden) == base
+
+
+@pytest.mark.parametrize(
+    ("channels", "match"),
+    [([3], r"names channel\(s\) \[3\], but X has 3 channel"), ([-1], r"\[-1\]"),
+     ([], "non-empty list"), ([0.5], "channel indices"), ([1, 1], "repeated"),
+     ("0", "non-empty list")],
+)
+def test_mask_channels_is_validated_against_the_data(channels, match):
+    X = np.random.RandomState(0).normal(size=(10, 3, 12))
+    with pytest.raises(ValueError, match=match):
+        SPTPretrainer(max_epochs=1, mask_channels=channels, **TINY).fit(X)
+
+
+def test_random_crop_keeps_a_window_of_each_series_moved_to_the_start():
+    X = torch.arange(4 * 2 * 40, dtype=torch.float32).reshape(4, 2, 40)
+    X[3, :, 30:] = float("nan")  # a series of length 30
+    out = random_crop(X, 0.5, torch.Generator().manual_seed(0))
+    assert out.shape == X.shape
+    for i, full in enumerate((40, 40, 40, 30)):
+        kept = int((~torch.isnan(out[i, 0])).sum())
+        assert full / 2 <= kept <= full
+        assert torch.isnan(out[i, :, kept:]).all()
+        start = int(out[i, 0, 0] - X[i, 0, 0])
+        assert torch.equal(out[i, :, :kept], X[i, :, start : start + kept])
+    lengths = {int((~torch.isnan(random_crop(X, 0.2, torch.Generator().manual_seed(s))[0, 0]))
+                   .sum()) for s in range(20)}
+    assert len(lengths) > 5  # lengths vary
+
+
+@pytest.mark.parametrize("value", [0.0, 1.0, 1.5, -0.2, True, "0.5"])
+def test_pretrain_crops_is_validated(value):
+    X = np.random.RandomState(0).normal(size=(10, 1, 12))
+    with pytest.raises(ValueError, match="pretrain_crops must be None or"):
+        SPTPretrainer(max_epochs=1, pretrain_crops=value, **TINY).fit(X)
+
+
+def test_crops_reach_the_pretraining_batches():
+    X = np.random.RandomState(0).normal(size=(16, 1, 32))
+    seen = []
+    pre = SPTPretrainer(max_epochs=1, pretrain_crops=0.25, validation_fraction=0.0, **TINY)
+    pre.fit(X)
+    net = pre.net_
+    original = net.infer
+
+    def spy(x, **kw):
+        seen.append((~torch.isnan(x["X"])).sum(dim=-1).flatten())
+        return original(x, **kw)
+
+    net.infer = spy
+    net.partial_fit(pre._prepare(X), epochs=1)
+    lengths = torch.cat(seen)
+    assert lengths.min() < 32 and lengths.min() >= 8
+
+
+def test_unequal_length_fit_with_crops_predicts_shorter_series():
+    rng = np.random.RandomState(0)
+    X = [rng.normal(size=(2, n)) for n in rng.randint(30, 41, size=24)]
+    y = np.arange(24) % 2
+    clf = SPTClassifier(pretrain_epochs=2, max_epochs=2, pretrain_crops=0.3,
+                        mask_channels=[0], **TINY).fit(X, y)
+    assert not clf.equal_length_
+    short = [x[:, :n] for x, n in zip(X[:6], (3, 5, 8, 10, 12, 29))]
+    proba = clf.predict_proba(short)
+    assert proba.shape == (6, 2) and np.isfinite(proba).all()
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert clf.predict(short).shape == (6,)
+    assert clf.transform(short).shape == (6, 8)
