@@ -75,6 +75,8 @@ _NETS = {
 _HINTS = {
     "pretrainer": " (the fitted weights already contain the pretrained encoder)",
     "callbacks": " (callbacks only act during fit)",
+    "pretrain_callbacks": " (callbacks only act during fit)",
+    "class_weight": " (class weights only act during fit)",
     "random_state": " (an int seed can be saved)",
 }
 
