@@ -48,6 +48,9 @@ CONFIGS: dict[str, dict] = {
         for tok in ("conv", "patch") for tokens in (16, 32, 64, 128) for steps in (500, 1000, 2000)
     },
 }
+# Round 5: ensembles of members trained as one network.
+CONFIGS.update({f"{name}_e3": {**CONFIGS[name], "n_estimators": 3}
+                for name in ("c32_s1000", "c64_s1000")})
 
 
 def load(name: str):
