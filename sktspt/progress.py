@@ -58,7 +58,7 @@ class PhaseProgress(Callback):
         self.file = file
 
     def on_train_begin(self, net, X=None, y=None, **kwargs):
-        from tqdm.auto import tqdm
+        from tqdm import tqdm
 
         file = sys.stderr if self.file is None else self.file
         terminal = _is_terminal(file)
