@@ -56,9 +56,9 @@ _LONG_FORMAT_NAMES = {
 def _long_format_columns(X) -> list:
     """Columns of a flat numeric frame that look like long format's instance/time index.
 
-    Either by name (``id``, ``time``, ...), or by content: a first column of integers in
-    contiguous runs (an instance id, repeated) and a second column of integers that
-    increases within each run (the time index).
+    Either by name (``id``, ``time``, ...), or by content: with at least one value column
+    after them, a first column of integers in contiguous runs (an instance id, repeated)
+    and a second column of integers that increases within each run (the time index).
     """
     import pandas as pd
 
@@ -67,7 +67,7 @@ def _long_format_columns(X) -> list:
     named = [c for c in X.columns if isinstance(c, str) and c.strip().lower() in _LONG_FORMAT_NAMES]
     if named:
         return named
-    if X.shape[1] < 2 or len(X) < 2:
+    if X.shape[1] < 3 or len(X) < 2:
         return []
     first = X.iloc[:, 0].to_numpy(dtype=np.float64)
     second = X.iloc[:, 1].to_numpy(dtype=np.float64)
