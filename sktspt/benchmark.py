@@ -136,8 +136,8 @@ class RunConfig:
     """Everything a model factory receives for one job."""
 
     seed: int
-    pretrain_epochs: int
-    epochs: int
+    pretrain_epochs: int | str
+    epochs: int | str
     depth: int | None
     data: DatasetInfo
     params: dict = field(default_factory=dict)
@@ -177,7 +177,17 @@ def _spt(cfg: RunConfig, **overrides):
 
 
 def _scratch(cfg: RunConfig, **overrides):
-    """The identical network without pretraining, at equal total epochs."""
+    """The identical network without pretraining, at equal optimizer steps.
+
+    With ``"auto"`` epochs (a step budget per phase) scratch gets both phases' steps;
+    with epoch counts, both phases' epochs.
+    """
+    if cfg.pretrain_epochs == "auto" or cfg.epochs == "auto":
+        from .classifier import SPTClassifier
+
+        steps = cfg.params.get("auto_steps", SPTClassifier().auto_steps)
+        return _spt(cfg, pretrain_epochs=0, max_epochs="auto", auto_steps=2 * steps,
+                    **overrides)
     return _spt(cfg, pretrain_epochs=0, max_epochs=cfg.pretrain_epochs + cfg.epochs, **overrides)
 
 
@@ -284,7 +294,8 @@ def _cpu_count() -> int:
         return os.cpu_count() or 1
 
 
-def run_job(job: Job, spec: ModelSpec, pretrain_epochs: int, epochs: int, params: dict,
+def run_job(job: Job, spec: ModelSpec, pretrain_epochs: int | str, epochs: int | str,
+            params: dict,
             n_parallel: int, threads: int | None = None) -> dict:
     """Fit one model on one training split and score it once on the test split.
 
@@ -295,8 +306,8 @@ def run_job(job: Job, spec: ModelSpec, pretrain_epochs: int, epochs: int, params
     """
     row = dict(
         dataset=job.dataset, model=job.model, seed=job.seed, depth=job.depth,
-        pretrain_epochs=pretrain_epochs if spec.neural else None,
-        epochs=epochs if spec.neural else None,
+        pretrain_epochs=pretrain_epochs if spec.neural and pretrain_epochs != "auto" else None,
+        epochs=epochs if spec.neural and epochs != "auto" else None,
         accuracy=np.nan, fit_s=np.nan, predict_s=np.nan, n_params=None, error="",
     )
     if threads is None:
@@ -313,6 +324,10 @@ def run_job(job: Job, spec: ModelSpec, pretrain_epochs: int, epochs: int, params
             start = time.perf_counter()
             estimator.fit(X_tr, y_tr)
             row["fit_s"] = time.perf_counter() - start
+            for column, fitted in (("pretrain_epochs", "pretrain_epochs_"),
+                                   ("epochs", "max_epochs_")):  # "auto" resolved in fit
+                if hasattr(estimator, fitted):
+                    row[column] = getattr(estimator, fitted)
             start = time.perf_counter()
             y_pred = estimator.predict(X_te)
             row["predict_s"] = time.perf_counter() - start
@@ -593,6 +608,10 @@ def _parse_params(pairs: Sequence[str]) -> dict:
     return params
 
 
+def _epochs(value: str) -> int | str:
+    return value if value == "auto" else int(value)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="sktspt-benchmark",
@@ -607,8 +626,9 @@ def build_parser() -> argparse.ArgumentParser:
              f"{', '.join(m for m in MODELS if m not in DEFAULT_MODELS)})")
     add("--seeds", nargs="+", metavar="N",
         help=f"a count (3 -> seeds 0,1,2) or a list of two or more seeds (default {FULL_SEEDS})")
-    add("--pretrain-epochs", type=int, help="self-pretraining epochs (default: SPTClassifier's)")
-    add("--epochs", type=int, help="fine-tuning epochs (default: SPTClassifier's)")
+    add("--pretrain-epochs", type=_epochs,
+        help="self-pretraining epochs, or 'auto' (default: SPTClassifier's)")
+    add("--epochs", type=_epochs, help="fine-tuning epochs, or 'auto' (default: SPTClassifier's)")
     add("--depth", nargs="+", metavar="D",
         help="encoder depth; several values run a depth study (default: SPTClassifier's)")
     add("--model-params", nargs="+", default=[], metavar="KEY=VALUE",
@@ -637,8 +657,8 @@ class Options:
     datasets: list[str]
     models: list[str]
     seeds: list[int]
-    pretrain_epochs: int
-    epochs: int
+    pretrain_epochs: int | str
+    epochs: int | str
     depths: list[int | None]
     params: dict
     threads: int | None
@@ -680,7 +700,7 @@ def resolve_options(args: argparse.Namespace, parser: argparse.ArgumentParser) -
             pretrain = quick.get("pretrain_epochs", defaults["pretrain_epochs"])
         epochs = args.epochs if args.epochs is not None else quick.get(
             "epochs", defaults["max_epochs"])
-        if pretrain < 0 or epochs < 1:
+        if (pretrain != "auto" and pretrain < 0) or (epochs != "auto" and epochs < 1):
             raise argparse.ArgumentTypeError(
                 f"--pretrain-epochs must be >= 0 and --epochs >= 1; got {pretrain} and {epochs}."
             )
@@ -708,7 +728,7 @@ def resolve_options(args: argparse.Namespace, parser: argparse.ArgumentParser) -
             import distributed  # noqa: F401
         except ImportError:
             parser.error("--backend dask needs dask.distributed: pip install 'dask[distributed]'.")
-    return Options(datasets, models, seeds, int(pretrain), int(epochs), depths, params, threads)
+    return Options(datasets, models, seeds, pretrain, epochs, depths, params, threads)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
