@@ -617,6 +617,16 @@ class SPTBase(BaseEstimator):
         """Pooled embeddings of prepared X (float32), invariant to batch composition."""
         return self._infer(module.embed, module, X).astype(np.float32, copy=False)
 
+    def _token_buckets(self, X: np.ndarray) -> np.ndarray:
+        """Tokens of the pass each series of prepared X runs in (see ``_infer``)."""
+        p, base = self.patch_size_, max(1, int(self.max_tokens_))
+        t = X.shape[2]
+        observed = ~np.isnan(X).all(axis=1)  # (n, t); every series has an observed value
+        tokens = np.ceil((t - np.argmax(observed[:, ::-1], axis=1)) / p)
+        return np.where(
+            tokens <= base, base, base * 2.0 ** np.ceil(np.log2(np.maximum(tokens, 1) / base))
+        ).astype(np.int64)
+
     def _infer(self, forward, module: torch.nn.Module, X: np.ndarray) -> np.ndarray:
         """``forward`` on prepared X in eval mode, each series in a pass of fixed shape.
 
@@ -629,13 +639,9 @@ class SPTBase(BaseEstimator):
         in batches of exactly ``INFERENCE_BATCH`` series (the last one filled with zero
         series), and each row of the result is then a function of its own series only.
         """
-        p, base = self.patch_size_, max(1, int(self.max_tokens_))
+        p = self.patch_size_
         n, c, t = X.shape
-        observed = ~np.isnan(X).all(axis=1)  # (n, t); every series has an observed value
-        tokens = np.ceil((t - np.argmax(observed[:, ::-1], axis=1)) / p)
-        buckets = np.where(
-            tokens <= base, base, base * 2.0 ** np.ceil(np.log2(np.maximum(tokens, 1) / base))
-        ).astype(np.int64)
+        buckets = self._token_buckets(X)
         out = None
         was_training = module.training
         module.eval()

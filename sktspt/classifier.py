@@ -13,8 +13,9 @@ from sklearn.preprocessing import LabelEncoder
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
-from ._base import EmbeddingTransformerMixin, SPTBase, _show, with_threads
+from ._base import INFERENCE_BATCH, EmbeddingTransformerMixin, SPTBase, _show, with_threads
 from .data import check_finite_output, check_labels, check_panel
+from .leap import check_exit_params, early_exit_infer
 from .nn.ensemble import mean_member_proba
 from .nn.heads import ClassificationModel
 from .training import AugmentedNetClassifier
@@ -121,6 +122,18 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         :class:`~sktspt.SPTPretrainer`.
     pretrain_callbacks : list or None, default=None
         Extra skorch callbacks for pretraining (``callbacks`` act on fine-tuning only).
+    exit_loss_weight : float, default=0.0
+        Weight of the LEAP exit-aware loss added in fine-tuning (:mod:`sktspt.leap`):
+        it pulls each intermediate layer's pooled representation towards the final one,
+        so that ``early_exit`` can stop early without losing accuracy. 0 turns it off.
+    early_exit : float or None, default=None
+        LEAP early exit at prediction: each series leaves the encoder at the first layer
+        ``>= min_exit_layer`` whose pooled representation has cosine ``>= early_exit``
+        with the previous layer's, and the (shared) head is applied there; series that
+        exited stop costing compute. 0.95 is the LEAP paper's threshold; None runs every
+        layer. Can be set after fitting (``set_params``); see :meth:`exit_layers`.
+    min_exit_layer : int, default=2
+        First layer (1-based) at which ``early_exit`` may stop a series.
 
     Attributes
     ----------
@@ -190,6 +203,9 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         mask_channels=None,
         pretrain_crops=None,
         pretrain_callbacks=None,
+        exit_loss_weight=0.0,
+        early_exit=None,
+        min_exit_layer=2,
     ):
         self.depth = depth
         self.d_model = d_model
@@ -229,6 +245,9 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         self.mask_channels = mask_channels
         self.pretrain_crops = pretrain_crops
         self.pretrain_callbacks = pretrain_callbacks
+        self.exit_loss_weight = exit_loss_weight
+        self.early_exit = early_exit
+        self.min_exit_layer = min_exit_layer
 
     # --- fit --------------------------------------------------------------------------
     @with_threads
@@ -297,6 +316,7 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
 
     def _check_params(self) -> None:
         super()._check_params()
+        check_exit_params(self)
         n = self.n_estimators
         if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
             raise ValueError(f"n_estimators must be a positive integer, got {_show(n)}.")
@@ -416,6 +436,7 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
             predict_nonlinearity=mean_member_proba if ensemble else "auto",
             augmentation=self._augmentation(),
             augment_seed=seed + 2,  # pretraining's mask streams use seed and seed + 1
+            exit_loss_weight=float(self.exit_loss_weight),
             module__n_classes=len(self.classes_),
             criterion=torch.nn.CrossEntropyLoss,
             criterion__label_smoothing=float(self.label_smoothing),
@@ -447,7 +468,10 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         """Class probabilities ``(n_instances, n_classes)``, columns ordered as ``classes_``."""
         check_is_fitted(self, "net_")
         module = self.net_.module_
-        logits = self._infer(module, module, self._input(X))
+        if self.early_exit is not None:
+            logits = self._early_exit(X)[0]
+        else:
+            logits = self._infer(module, module, self._input(X))
         # Softmax in float64, per row; an ensemble's logits (n, members, classes) average
         # the members' probabilities.
         proba = np.exp(logits - logits.max(axis=-1, keepdims=True))
@@ -465,4 +489,27 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
     def transform(self, X) -> np.ndarray:
         """Pooled embeddings ``(n_instances, d_model)`` from the fine-tuned encoder."""
         check_is_fitted(self, "net_")
+        if self.early_exit is not None:
+            return self._early_exit(X)[1].astype(np.float32)
         return self._embed(self.net_.module_, self._input(X))
+
+    @with_threads
+    def exit_layers(self, X) -> np.ndarray:
+        """Layer (1-based) at which each series leaves the encoder under ``early_exit``.
+
+        With ``early_exit=None`` every series runs all layers and this is the depth.
+        ``predict``, ``predict_proba`` and ``transform`` use the same exits.
+        """
+        check_is_fitted(self, "net_")
+        if self.early_exit is None:
+            check_exit_params(self)
+            return np.full(len(self._input(X)), len(self.encoder_.layers), dtype=np.int64)
+        return self._early_exit(X)[2]
+
+    def _early_exit(self, X):
+        """Logits, pooled representations and exit layers with the LEAP exit rule."""
+        check_exit_params(self)
+        return early_exit_infer(
+            self, self.net_.module_, self._input(X), float(self.early_exit),
+            int(self.min_exit_layer), INFERENCE_BATCH,
+        )

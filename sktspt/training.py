@@ -16,6 +16,7 @@ import torch
 from skorch import NeuralNet, NeuralNetClassifier
 from skorch.dataset import unpack_data
 
+from .leap import exit_loss, record_layers
 from .losses import masked_reconstruction_loss
 from .masking import make_mask, random_crop
 from .nn.encoder import masked_mean
@@ -265,12 +266,17 @@ class AugmentedNetClassifier(SeededStepNet, NeuralNetClassifier):
     Sample weights: fit on ``X={"X": series, "sample_weight": weights}`` with
     ``criterion__reduction="none"``; the loss of a batch is then the mean of the
     per-series losses times their weights.
+
+    ``exit_loss_weight > 0`` adds that times the LEAP exit loss
+    (:func:`sktspt.leap.exit_loss`) on the pooled output of every encoder layer.
     """
 
-    def __init__(self, *args, augmentation=None, augment_seed=0, **kwargs):
+    def __init__(self, *args, augmentation=None, augment_seed=0, exit_loss_weight=0.0,
+                 **kwargs):
         super().__init__(*args, **kwargs)
         self.augmentation = augmentation
         self.augment_seed = augment_seed
+        self.exit_loss_weight = exit_loss_weight
 
     def stream_seed(self) -> int:
         return self.augment_seed
@@ -290,11 +296,18 @@ class AugmentedNetClassifier(SeededStepNet, NeuralNetClassifier):
             Xi, weight = Xi["X"], Xi["sample_weight"]
         if training and self.augmentation is not None:
             Xi = self.augmentation(Xi.to(self.device, non_blocking=True), generator)
-        y_pred = self.infer(Xi, **fit_params)
+        exit_weight = float(getattr(self, "exit_loss_weight", 0.0) or 0.0)
+        if exit_weight > 0:
+            with record_layers(self.module_.encoder) as pooled:
+                y_pred = self.infer(Xi, **fit_params)
+        else:
+            y_pred = self.infer(Xi, **fit_params)
         loss = self.get_loss(y_pred, yi, X=Xi, training=training)
         if loss.ndim:  # per-series losses (criterion__reduction="none")
             if weight is not None:
                 weight = weight.to(loss.device, loss.dtype)
                 loss = loss * weight.repeat_interleave(loss.numel() // weight.numel())
             loss = loss.mean()
+        if exit_weight > 0:
+            loss = loss + exit_weight * exit_loss(pooled)
         return loss, y_pred

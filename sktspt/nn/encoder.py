@@ -159,6 +159,20 @@ class TransformerEncoder(nn.Module):
             h = layer(h, keep)
         return self.norm(h), keep
 
+    def layer_states(self, x: torch.Tensor, available: torch.Tensor, observed: torch.Tensor):
+        """Token states before the first layer and after each layer, and ``keep``.
+
+        Returns a list of ``depth + 1`` tensors ``(n, k, d_model)`` (the embedded tokens,
+        then each layer's output, without the final norm) and ``keep`` ``(n, k)``. The last
+        state, normalised by ``norm``, is what ``forward`` returns.
+        """
+        h, keep = self.tokens(x, available, observed)
+        states = [h]
+        for layer in self.layers:
+            h = layer(h, keep)
+            states.append(h)
+        return states, keep
+
     def attention_maps(self, x, available, observed) -> list[torch.Tensor]:
         """Per layer, attention probabilities ``(n, heads, k, k)``."""
         h, keep = self.tokens(x, available, observed)

@@ -1,0 +1,374 @@
+"""TWT: post-hoc fusion of redundant layers of a fitted model (Tomar et al. 2026).
+
+:func:`fuse_layers` takes a fitted :class:`~sktspt.SPTClassifier` or
+:class:`~sktspt.SPTPretrainer` and returns a new fitted estimator of the same class with
+fewer encoder layers:
+
+1. **Redundancy** on training inputs: for every pair of layer outputs ``h_i, h_j``
+   (``h_0`` the embedded tokens), the mean of ``1 - cos`` between their pooled states
+   (mean over non-padding tokens) and the mean of ``1 - cos`` token by token, averaged
+   (:func:`layer_distances`).
+2. **Groups** of contiguous layers by exact dynamic programming (:func:`plan_groups`).
+   The *diameter* of a group of layers ``a .. b`` is the largest distance between two of
+   its outputs ``h_a .. h_b`` (0 for a single layer): how much the layers after its first
+   one still change the representation. The plan has the fewest groups whose diameters
+   are all at most ``tolerance`` (at most ``max_depth`` groups, with the smallest such
+   largest diameter when ``tolerance`` allows more), and among those the smallest sum of
+   diameters.
+3. **Surrogates:** each group of two or more layers becomes one layer of the same kind,
+   initialised from the group's first layer and trained with MSE (on non-padding tokens)
+   to map the group's input ``h_{a-1}`` to its output ``h_b``; everything else is frozen.
+   AdamW, gradient norm clipped at 1.
+4. Optionally (``finetune_steps > 0``) the compressed stack is trained end to end to
+   reproduce the original encoder's final (normalised) token states.
+
+The result is an ordinary estimator whose ``depth`` (parameter and ``encoder_kwargs_``) is
+the number of groups: it predicts, transforms, saves and loads like one fitted at that
+depth, and ``warm_start`` continues fine-tuning it with a fresh optimizer.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import warnings
+
+import numpy as np
+import torch
+from sklearn.utils.validation import check_is_fitted
+
+from ._base import INFERENCE_BATCH
+from .nn.encoder import masked_mean
+from .nn.heads import split_input
+
+__all__ = ["fuse_layers", "layer_distances", "plan_groups"]
+
+
+def _show(value) -> str:
+    return repr(value.item() if isinstance(value, np.generic) else value)
+
+
+def _check_int(name: str, value, low: int, none_ok: bool = False) -> None:
+    if value is None and none_ok:
+        return
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer) or value < low:
+        what = "a positive" if low == 1 else "a non-negative"
+        raise ValueError(
+            f"{name} must be {'None or ' if none_ok else ''}{what} integer, got {_show(value)}."
+        )
+
+
+def _check_number(name: str, value, none_ok: bool = False, positive: bool = False) -> None:
+    if value is None and none_ok:
+        return
+    ok = not isinstance(value, bool | np.bool_) and isinstance(value, int | float | np.number)
+    if not ok or not (0 < value < math.inf if positive else 0 <= value < math.inf):
+        kind = "a positive" if positive else "a non-negative"
+        raise ValueError(
+            f"{name} must be {'None or ' if none_ok else ''}{kind} number, got {_show(value)}."
+        )
+
+
+def layer_distances(states: list[torch.Tensor], keep: torch.Tensor) -> np.ndarray:
+    """Mean ``1 - cos`` between layer representations, pooled and per token, averaged.
+
+    Parameters
+    ----------
+    states : list of torch.Tensor
+        ``h_0 .. h_L``, each ``(n, k, d)``.
+    keep : torch.Tensor of shape (n, k)
+        Non-padding tokens.
+
+    Returns
+    -------
+    ndarray of shape (L + 1, L + 1)
+        Symmetric, zero on the diagonal: ``0.5 * (pooled + token)`` distance.
+    """
+    w = keep.to(states[0].dtype)
+    pooled = [masked_mean(h, keep) for h in states]
+    size = len(states)
+    dist = np.zeros((size, size))
+    for i in range(size):
+        for j in range(i + 1, size):
+            p = 1 - torch.nn.functional.cosine_similarity(pooled[i], pooled[j], dim=-1).mean()
+            tok = 1 - torch.nn.functional.cosine_similarity(states[i], states[j], dim=-1)
+            t = (tok * w).sum() / w.sum().clamp_min(1.0)
+            dist[i, j] = dist[j, i] = 0.5 * (float(p) + float(t))
+    return dist
+
+
+def _min_groups(diam: np.ndarray, depth: int, limit: float) -> int:
+    """Fewest contiguous groups of layers ``1 .. depth`` with every diameter <= limit."""
+    best = [0] + [depth + 1] * depth
+    for b in range(1, depth + 1):
+        for a in range(1, b + 1):
+            if diam[a, b] <= limit:
+                best[b] = min(best[b], best[a - 1] + 1)
+    return best[depth]
+
+
+def _min_sum(diam: np.ndarray, depth: int, groups: int, limit: float) -> list[tuple[int, int]]:
+    """Exactly ``groups`` contiguous groups, diameters <= limit, least sum of diameters."""
+    inf = math.inf
+    cost = np.full((groups + 1, depth + 1), inf)
+    back = np.zeros((groups + 1, depth + 1), dtype=np.int64)
+    cost[0, 0] = 0.0
+    for g in range(1, groups + 1):
+        for b in range(g, depth + 1):
+            for a in range(g, b + 1):  # group g covers layers a .. b
+                if diam[a, b] > limit or cost[g - 1, a - 1] == inf:
+                    continue
+                c = cost[g - 1, a - 1] + diam[a, b]
+                if c < cost[g, b]:
+                    cost[g, b], back[g, b] = c, a
+    plan, b = [], depth
+    for g in range(groups, 0, -1):
+        a = int(back[g, b])
+        plan.append((a, b))
+        b = a - 1
+    return plan[::-1]
+
+
+def plan_groups(
+    distances: np.ndarray, max_depth: int | None = None, tolerance: float | None = 0.05
+) -> list[tuple[int, int]]:
+    """Contiguous groups of layers, found by exact dynamic programming.
+
+    Parameters
+    ----------
+    distances : ndarray of shape (L + 1, L + 1)
+        :func:`layer_distances` (index 0 is the input of the first layer).
+    max_depth : int or None, default=None
+        Most groups (layers kept). When ``tolerance`` needs more, the plan with
+        ``max_depth`` groups whose largest diameter is smallest is taken.
+    tolerance : float or None, default=0.05
+        Largest diameter allowed in a group; None: only ``max_depth`` decides.
+
+    Returns
+    -------
+    list of (int, int)
+        ``(first, last)`` layer of each group, 1-based and inclusive, in order.
+    """
+    depth = distances.shape[0] - 1
+    diam = np.zeros((depth + 1, depth + 1))
+    for a in range(1, depth + 1):
+        for b in range(a, depth + 1):
+            block = distances[a : b + 1, a : b + 1]
+            diam[a, b] = block.max() if b > a else 0.0
+    limit = math.inf if tolerance is None else float(tolerance)
+    groups = _min_groups(diam, depth, limit)
+    if max_depth is not None and groups > max_depth:
+        groups = int(max_depth)
+        candidates = np.unique(diam[np.triu_indices(depth + 1)])
+        limit = min(c for c in candidates if _min_groups(diam, depth, c) <= groups)
+    elif tolerance is None:
+        groups = depth if max_depth is None else min(int(max_depth), depth)
+    return _min_sum(diam, depth, groups, limit)
+
+
+def _collect_states(encoder, X: np.ndarray, device) -> tuple[list[torch.Tensor], torch.Tensor]:
+    """``h_0 .. h_L`` and ``keep`` of prepared X, in eval mode, on the CPU."""
+    chunks, keeps = [], []
+    with torch.no_grad():
+        for start in range(0, len(X), INFERENCE_BATCH):
+            xb = torch.from_numpy(np.ascontiguousarray(X[start : start + INFERENCE_BATCH]))
+            x, observed = split_input(xb.to(device))
+            states, keep = encoder.layer_states(x, observed, observed)
+            chunks.append([h.cpu() for h in states])
+            keeps.append(keep.cpu())
+    states = [torch.cat([c[i] for c in chunks]) for i in range(len(chunks[0]))]
+    return states, torch.cat(keeps)
+
+
+def _masked_mse(a: torch.Tensor, b: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+    w = keep.to(a.dtype)[..., None]
+    return ((a - b).square() * w).sum() / (w.sum() * a.shape[-1]).clamp_min(1.0)
+
+
+def _train(params, loss_fn, n: int, steps: int, batch_size: int, lr: float, seed: int) -> None:
+    """AdamW on ``loss_fn(rows)`` over shuffled batches of ``range(n)``, clip norm 1."""
+    params = list(params)
+    if steps == 0 or not params:
+        return
+    optimizer = torch.optim.AdamW(params, lr=lr, weight_decay=0.0)
+    generator = torch.Generator().manual_seed(int(seed))
+    order, at = torch.randperm(n, generator=generator), 0
+    for _ in range(steps):
+        if at >= n:
+            order, at = torch.randperm(n, generator=generator), 0
+        rows = order[at : at + batch_size]
+        at += batch_size
+        optimizer.zero_grad()
+        loss = loss_fn(rows)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        optimizer.step()
+
+
+def _rebuild(estimator, depth: int, encoder, groups, distances):
+    """A copy of fitted ``estimator`` with ``depth`` layers and ``encoder``'s weights."""
+    skip = ("net_", "encoder_", "history_", "_run_lock")
+    new = type(estimator).__new__(type(estimator))
+    new.__dict__.update(
+        {k: copy.deepcopy(v) for k, v in estimator.__dict__.items() if k not in skip}
+    )
+    new.depth = int(depth)
+    new.encoder_kwargs_ = {**estimator.encoder_kwargs_, "depth": int(depth)}
+    with new._seeded(0), warnings.catch_warnings():
+        # Building the net must neither use the caller's random numbers nor repeat
+        # warnings given at fit time (as in sktspt.persistence).
+        warnings.simplefilter("ignore", UserWarning)
+        if hasattr(estimator, "classes_"):
+            epochs = getattr(new, "max_epochs_", new.max_epochs)
+            net = new._finetune_net(0, np.zeros(0, dtype=np.int64), 0,
+                                    epochs if isinstance(epochs, int) else 0, phase=None)
+            net.initialize()
+        else:
+            empty = np.zeros((0, new.n_channels_, new.n_timepoints_), dtype=np.float32)
+            net = new._pretrain(empty, 0, 0, None, phase=None)
+    state = {k: v for k, v in estimator.net_.module_.state_dict().items()
+             if not k.startswith("encoder.layers.")}
+    state.update({f"encoder.{k}": v for k, v in encoder.state_dict().items()
+                  if k.startswith("layers.")})
+    net.module_.load_state_dict(state, strict=True)
+    net.history = copy.deepcopy(estimator.net_.history)
+    # A fresh optimizer, marked as scheduled (as in sktspt.persistence), so that a
+    # warm-start fit continues the learning-rate schedule.
+    for group in net.optimizer_.param_groups:
+        group.setdefault("initial_lr", group["lr"])
+    new.net_ = net
+    new.encoder_ = net.module_.encoder
+    new.history_ = net.history
+    new.fused_groups_ = [tuple(g) for g in groups]
+    new.layer_distances_ = distances
+    return new
+
+
+def fuse_layers(
+    estimator, X, max_depth=None, tolerance=0.05, *, steps=300, finetune_steps=0, lr=3e-4,
+    batch_size=32, max_series=1024, random_state=0,
+):
+    """Fuse groups of redundant layers of a fitted estimator into one layer each (TWT).
+
+    Parameters
+    ----------
+    estimator : SPTClassifier or SPTPretrainer
+        Fitted, with a single network (``n_estimators=1``). It is not modified.
+    X : array-like of shape (n_instances, n_channels, n_timepoints)
+        Training inputs (any format the estimator accepts) on which redundancy is
+        measured and the surrogates are trained; labels are not needed.
+    max_depth : int or None, default=None
+        Most layers to keep. When ``tolerance`` would keep more, the ``max_depth``
+        groups with the smallest largest diameter are fused.
+    tolerance : float or None, default=0.05
+        Largest diameter (distance between two outputs inside a group, in units of
+        mean ``1 - cos``) of a group that is fused; None leaves the choice to
+        ``max_depth``. ``tolerance=0`` fuses only layers that change nothing.
+    steps : int, default=300
+        AdamW steps per surrogate layer.
+    finetune_steps : int, default=0
+        Steps of end-to-end training of the compressed stack to the original final
+        token states; 0 skips it.
+    lr : float, default=3e-4
+        Learning rate of both trainings.
+    batch_size : int, default=32
+        Series per step.
+    max_series : int, default=1024
+        At most this many series of ``X`` (drawn at random) are used.
+    random_state : int, default=0
+        Seeds the choice of series and the batch order.
+
+    Returns
+    -------
+    SPTClassifier or SPTPretrainer
+        A new fitted estimator with ``depth == len(fused_groups_)``. Added attributes:
+        ``fused_groups_`` (``(first, last)`` original layers of each new layer, 1-based)
+        and ``layer_distances_`` (the ``(L + 1, L + 1)`` distance matrix). These two are
+        not saved by :func:`sktspt.save`; the depth and weights are. An estimator with
+        nothing to fuse comes back as an unchanged copy.
+    """
+    from .classifier import SPTClassifier
+    from .pretrainer import SPTPretrainer
+
+    if not isinstance(estimator, SPTClassifier | SPTPretrainer):
+        raise TypeError(
+            "fuse_layers takes a fitted SPTClassifier or SPTPretrainer, got "
+            f"{type(estimator).__name__}."
+        )
+    check_is_fitted(estimator, "net_")
+    if estimator._n_members() > 1:
+        raise ValueError(
+            f"fuse_layers compresses a single network; the estimator has n_estimators="
+            f"{estimator._n_members()}."
+        )
+    _check_int("max_depth", max_depth, 1, none_ok=True)
+    _check_number("tolerance", tolerance, none_ok=True)
+    if max_depth is None and tolerance is None:
+        raise ValueError("fuse_layers needs max_depth or tolerance (or both); both are None.")
+    for name, value, low in (("steps", steps, 0), ("finetune_steps", finetune_steps, 0),
+                             ("batch_size", batch_size, 1), ("max_series", max_series, 1),
+                             ("random_state", random_state, 0)):
+        _check_int(name, value, low)
+    _check_number("lr", lr, positive=True)
+    threads = getattr(estimator, "n_threads", None)
+    before = torch.get_num_threads()
+    if threads is not None:
+        torch.set_num_threads(int(threads))
+    try:
+        return _fuse(estimator, X, max_depth, tolerance, int(steps), int(finetune_steps),
+                     float(lr), int(batch_size), int(max_series), int(random_state))
+    finally:
+        torch.set_num_threads(before)
+
+
+def _fuse(estimator, X, max_depth, tolerance, steps, finetune_steps, lr, batch_size,
+          max_series, seed):
+    Xp = estimator._input(X)
+    if len(Xp) > max_series:
+        rows = np.sort(np.random.default_rng(seed).choice(len(Xp), max_series, replace=False))
+        Xp = Xp[rows]
+    original = estimator.net_.module_.encoder
+    was_training = original.training
+    original.eval()
+    try:
+        states, keep = _collect_states(original, Xp, estimator._device)
+    finally:
+        original.train(was_training)
+    distances = layer_distances(states, keep)
+    groups = plan_groups(distances, max_depth, tolerance)
+    encoder = copy.deepcopy(original).cpu().eval()
+    for p in encoder.parameters():
+        p.requires_grad_(False)
+    layers = []
+    for number, (a, b) in enumerate(groups):
+        layer = encoder.layers[a - 1]
+        if b > a:
+            for p in layer.parameters():
+                p.requires_grad_(True)
+            h_in, h_out = states[a - 1], states[b]
+            _train(
+                layer.parameters(),
+                lambda rows, layer=layer, h_in=h_in, h_out=h_out: _masked_mse(
+                    layer(h_in[rows], keep[rows]), h_out[rows], keep[rows]),
+                len(Xp), steps, batch_size, lr, seed + number,
+            )
+            for p in layer.parameters():
+                p.requires_grad_(False)
+        layers.append(layer)
+    encoder.layers = torch.nn.ModuleList(layers)
+    if finetune_steps and len(groups) < len(original.layers):
+        for p in encoder.layers.parameters():
+            p.requires_grad_(True)
+        target = states[-1]
+
+        def chained(rows):
+            h, k = states[0][rows], keep[rows]
+            for layer in encoder.layers:
+                h = layer(h, k)
+            with torch.no_grad():
+                goal = encoder.norm(target[rows])
+            return _masked_mse(encoder.norm(h), goal, k)
+
+        _train(encoder.layers.parameters(), chained, len(Xp), finetune_steps, batch_size, lr,
+               seed + len(groups))
+    return _rebuild(estimator, len(groups), encoder, groups, distances)
