@@ -69,8 +69,10 @@ def test_pretrained_encoder_starts_every_member():
     pre = SPTPretrainer(max_epochs=2, **TINY).fit(X)
     clf = SPTClassifier(n_estimators=2, pretrainer=FrozenEstimator(pre), max_epochs=0,
                         **TINY).fit(X, y)
+    expected = pre.encoder_.state_dict()
     for m in clf.net_.module_.members:
-        torch.testing.assert_close(m.encoder.embed.proj.weight, pre.encoder_.embed.proj.weight)
+        for name, value in m.encoder.state_dict().items():
+            torch.testing.assert_close(value, expected[name])
 
 
 @pytest.mark.parametrize("params, match", [
