@@ -1,0 +1,276 @@
+"""The benchmark's command line: ``python -m sktspt.benchmark`` or ``sktspt-benchmark``."""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import datetime
+import shlex
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+
+from .datasets import DATASETS, check_dataset_names
+from .models import DEFAULT_MODELS, MODELS
+from .report import markdown_page, markdown_tables, write_figures
+from .run import BACKENDS, plan_jobs, run_benchmark, skipped_cells
+
+__all__ = ["FULL_SEEDS", "QUICK", "build_parser", "main", "resolve_options"]
+
+QUICK = dict(
+    datasets=("ItalyPowerDemand", "BasicMotions"), seeds=(0,), pretrain_epochs=5, epochs=5,
+)
+FULL_SEEDS = 3
+# Options set by the benchmark itself; --model-params may not override them.
+_CONTROLLED = frozenset({"random_state", "pretrain_epochs", "max_epochs", "depth"})
+
+
+def _names(values: Sequence[str] | None) -> list[str] | None:
+    if values is None:
+        return None
+    return [v for value in values for v in value.split(",") if v]
+
+
+def _ints(values: Sequence[str], option: str) -> list[int]:
+    try:
+        return [int(v) for v in _names(values)]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{option} takes integers, got {' '.join(values)!r}."
+        ) from None
+
+
+def _parse_params(pairs: Sequence[str]) -> dict:
+    """``key=value`` pairs, values read as Python literals when they are one."""
+    from ..classifier import SPTClassifier
+
+    allowed = set(SPTClassifier().get_params()) - _CONTROLLED
+    params = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        if not sep or not key:
+            raise argparse.ArgumentTypeError(f"--model-params takes key=value, got {pair!r}.")
+        if key not in allowed:
+            hint = (" (it has its own option)" if key in _CONTROLLED else "")
+            raise argparse.ArgumentTypeError(
+                f"--model-params: {key!r} is not a settable SPTClassifier parameter{hint}; "
+                f"choose from {', '.join(sorted(allowed))}."
+            )
+        try:
+            params[key] = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            params[key] = text
+    return params
+
+
+def _epochs(value: str) -> int | str:
+    return value if value == "auto" else int(value)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="sktspt-benchmark",
+        description="SPT against from-scratch and MiniRocket controls on UCR/UEA datasets; "
+        "writes results.csv, results.md and the figures (accuracy.png, "
+        "critical_difference.png, pairwise.png).",
+    )
+    add = parser.add_argument
+    add("--datasets", nargs="+", metavar="NAME",
+        help="UCR/UEA archive names (space- or comma-separated; default the eight shipped "
+             f"with sktime: {', '.join(DATASETS)}). Others are read from --data-dir or "
+             "downloaded by sktime")
+    add("--data-dir", type=Path, metavar="DIR",
+        help="folder of .ts files as the archive distributes them, "
+             "DIR/<Name>/<Name>_TRAIN.ts and DIR/<Name>/<Name>_TEST.ts; downloads are "
+             "cached there (default: sktime's own data folders)")
+    add("--models", nargs="+", metavar="NAME",
+        help=f"models (default: {', '.join(DEFAULT_MODELS)}; also available: "
+             f"{', '.join(m for m in MODELS if m not in DEFAULT_MODELS)})")
+    add("--seeds", nargs="+", metavar="N",
+        help=f"a count (3 -> seeds 0,1,2) or a list of two or more seeds (default {FULL_SEEDS})")
+    add("--pretrain-epochs", type=_epochs,
+        help="self-pretraining epochs, or 'auto' (default: SPTClassifier's)")
+    add("--epochs", type=_epochs, help="fine-tuning epochs, or 'auto' (default: SPTClassifier's)")
+    add("--depth", nargs="+", metavar="D",
+        help="encoder depth; several values run a depth study (default: SPTClassifier's)")
+    add("--model-params", nargs="+", default=[], metavar="KEY=VALUE",
+        help="extra SPTClassifier parameters for every neural model, e.g. d_model=32")
+    add("--output", default="results", type=Path, help="output folder (default results/)")
+    add("--write-docs", type=Path, metavar="PATH",
+        help="also write the Markdown page (and its figures, PATH's stem + .png, -cd.png, "
+             "-pairwise.png) to PATH, e.g. docs/results.md")
+    add("--quick", action="store_true",
+        help="a smoke test of the whole pipeline, not a benchmark (about half a minute on 2 "
+        "cores with the default models): " + ", ".join(QUICK["datasets"]) + f", seed 0, "
+        f"{QUICK['pretrain_epochs']}+{QUICK['epochs']} epochs (explicit options win)")
+    add("--n-jobs", type=int, default=1, help="parallel fits (joblib; -1: all cores/workers)")
+    add("--threads", type=int, metavar="N",
+        help="torch threads per fit (default 1: for these small models several single-threaded "
+        "fits beat one multi-threaded fit, and extra threads slow fits down many times on a "
+        "busy machine; use --n-jobs to fill the cores)")
+    add("--backend", choices=BACKENDS, default="loky", help="joblib backend (default loky)")
+    add("--scheduler", metavar="ADDRESS",
+        help="dask scheduler address (default with --backend dask: a local cluster)")
+    add("--no-progress", action="store_true", help="hide the progress bar")
+    return parser
+
+
+@dataclass
+class Options:
+    datasets: list[str]
+    models: list[str]
+    seeds: list[int]
+    pretrain_epochs: int | str
+    epochs: int | str
+    depths: list[int | None]
+    params: dict
+    threads: int | None
+    data_dir: str | None = None
+
+
+def resolve_options(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Options:
+    """Apply --quick and the defaults, and turn every bad option into a clear error."""
+    from ..classifier import SPTClassifier
+
+    defaults = SPTClassifier().get_params()
+    quick = QUICK if args.quick else {}
+    data_dir = None if args.data_dir is None else str(args.data_dir)
+    try:
+        if data_dir is not None and not Path(data_dir).is_dir():
+            raise argparse.ArgumentTypeError(f"--data-dir {data_dir} is not a folder.")
+        datasets = _names(args.datasets) or list(quick.get("datasets", DATASETS))
+        try:
+            check_dataset_names(datasets, data_dir)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        models = _names(args.models) or list(DEFAULT_MODELS)
+        unknown = [m for m in models if m not in MODELS]
+        if unknown:
+            raise argparse.ArgumentTypeError(
+                f"unknown model(s) {', '.join(unknown)}; choose from {', '.join(MODELS)}."
+            )
+        if args.seeds is None:
+            seeds = list(quick.get("seeds", range(FULL_SEEDS)))
+        else:
+            seeds = _ints(args.seeds, "--seeds")
+            if len(seeds) == 1:
+                if seeds[0] < 1:
+                    raise argparse.ArgumentTypeError(f"--seeds count must be >= 1, got {seeds[0]}.")
+                seeds = list(range(seeds[0]))
+            if len(set(seeds)) != len(seeds) or min(seeds) < 0:
+                raise argparse.ArgumentTypeError(
+                    f"--seeds must be distinct non-negative integers, got {seeds}."
+                )
+        pretrain = args.pretrain_epochs
+        if pretrain is None:
+            pretrain = quick.get("pretrain_epochs", defaults["pretrain_epochs"])
+        epochs = args.epochs if args.epochs is not None else quick.get(
+            "epochs", defaults["max_epochs"])
+        if (pretrain != "auto" and pretrain < 0) or (epochs != "auto" and epochs < 1):
+            raise argparse.ArgumentTypeError(
+                f"--pretrain-epochs must be >= 0 and --epochs >= 1; got {pretrain} and {epochs}."
+            )
+        depths = [None] if args.depth is None else _ints(args.depth, "--depth")
+        if any(d is not None and d < 1 for d in depths):
+            raise argparse.ArgumentTypeError(f"--depth values must be >= 1, got {depths}.")
+        params = _parse_params(args.model_params)
+        threads = args.threads if args.threads is not None else 1
+        if threads is not None and threads < 1:
+            raise argparse.ArgumentTypeError(f"--threads must be >= 1, got {threads}.")
+        if args.n_jobs == 0:
+            raise argparse.ArgumentTypeError("--n-jobs must not be 0 (use 1, 2, ... or -1).")
+        if args.scheduler and args.backend != "dask":
+            raise argparse.ArgumentTypeError("--scheduler is only used with --backend dask.")
+    except argparse.ArgumentTypeError as exc:
+        parser.error(str(exc))
+    if args.backend == "ray":
+        try:
+            import ray.util.joblib  # noqa: F401
+        except ImportError:
+            parser.error("--backend ray needs ray, which is not installed: "
+                         "pip install 'ray[default]' (or use --backend dask).")
+    if args.backend == "dask":
+        try:
+            import distributed  # noqa: F401
+        except ImportError:
+            parser.error("--backend dask needs dask.distributed: pip install 'dask[distributed]'.")
+    return Options(datasets, models, seeds, pretrain, epochs, depths, params, threads, data_dir)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def banner(jobs, opts: Options, skipped, backend: str, n_jobs: int) -> str:
+    """What will run: the fit count, how it is made up, and what is skipped and why."""
+    neural = [m for m in opts.models if MODELS[m].neural]
+    other = [m for m in opts.models if not MODELS[m].neural]
+    shape = (f"{_plural(len(opts.datasets), 'dataset')} x {_plural(len(opts.models), 'model')}"
+             f" x {_plural(len(opts.seeds), 'seed')}")
+    if len(opts.depths) > 1 and neural:
+        shape += f" x {_plural(len(opts.depths), 'depth')}"
+        if other:
+            shape += f" for neural models ({', '.join(other)}: once per seed)"
+    per_model = {m: len(opts.seeds) * (len(opts.depths) if MODELS[m].neural else 1)
+                 for m in opts.models}
+    n_skipped = sum(per_model[s.model] for s in skipped)
+    lines = [f"{_plural(len(jobs), 'fit')}: {shape}"
+             + (f", less {_plural(n_skipped, 'skipped fit')}" if skipped else "")
+             + f"; backend {backend}, n_jobs {n_jobs}"]
+    lines += [f"  skipped: {s.model} on {s.dataset}: it {s.reason}" for s in skipped]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the benchmark from the command line; 0 when every job succeeded, else 1."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    opts = resolve_options(args, parser)
+    command = shlex.join(["python", "-m", "sktspt.benchmark", *argv])
+    started = datetime.datetime.now().astimezone()
+    t0 = time.perf_counter()
+
+    skipped = skipped_cells(opts.datasets, opts.models, MODELS, opts.data_dir)
+    jobs = plan_jobs(opts.datasets, opts.models, opts.seeds, opts.depths, MODELS, opts.data_dir)
+    if not jobs:
+        parser.error("no jobs to run: the chosen models do not apply to the chosen datasets.")
+    print(banner(jobs, opts, skipped, args.backend, args.n_jobs), file=sys.stderr)
+    results = run_benchmark(jobs, MODELS, opts.pretrain_epochs, opts.epochs, opts.params,
+                            n_jobs=args.n_jobs, backend=args.backend, scheduler=args.scheduler,
+                            progress=not args.no_progress, threads=opts.threads)
+    duration = time.perf_counter() - t0
+
+    out = Path(args.output)
+    out.mkdir(parents=True, exist_ok=True)
+    results.to_csv(out / "results.csv", index=False)
+    settings = {
+        "seeds": ",".join(map(str, opts.seeds)),
+        "pretrain epochs": opts.pretrain_epochs,
+        "fine-tuning epochs": opts.epochs,
+        "depth": ",".join("default" if d is None else str(d) for d in opts.depths),
+        "model params": opts.params or "none",
+        "backend": f"{args.backend} (n_jobs {args.n_jobs})",
+        "torch threads per fit": opts.threads,
+    }
+    page = partial(markdown_page, results, command, started, duration, settings,
+                   skipped=skipped)
+    figures = write_figures(results, out)
+    (out / "results.md").write_text(page(figures=figures))
+    if args.write_docs is not None:
+        docs = Path(args.write_docs)
+        docs_figures = write_figures(results, docs.parent, stem=docs.stem)
+        docs.write_text(page(figures=docs_figures))
+
+    print(markdown_tables(results, skipped))
+    written = [out / "results.csv", out / "results.md", *(out / f.file for f in figures)]
+    print(f"Wrote {', '.join(map(str, written))} in {duration:.0f} s.")
+    failed = results[results["error"] != ""]
+    if len(failed):
+        print(f"{len(failed)} of {len(results)} jobs failed; see the table above.",
+              file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,216 @@
+"""Datasets of the benchmark: any UCR/UEA archive problem, from where it can be found.
+
+:func:`load_dataset` looks for a problem, in this order:
+
+1. the files that ship inside sktime (``sktime/datasets/data``; the eight of
+   :data:`DATASETS`), so the default benchmark never needs the network;
+2. a local folder (``--data-dir``) laid out as the archive distributes the files,
+   ``<data_dir>/<Name>/<Name>_TRAIN.ts`` and ``<data_dir>/<Name>/<Name>_TEST.ts``;
+3. sktime's own downloader (timeseriesclassification.com, then sktime's mirror), which
+   caches the files in ``--data-dir`` when one is given, else in sktime's ``local_data``.
+
+Offline, with the files nowhere local, the error says where to put them.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+
+__all__ = [
+    "DATASETS",
+    "DatasetInfo",
+    "DatasetNotFoundError",
+    "archive_names",
+    "check_dataset_names",
+    "load_dataset",
+]
+
+#: The default datasets: the UCR/UEA problems whose files ship inside sktime.
+DATASETS = (
+    "GunPoint",
+    "ArrowHead",
+    "ItalyPowerDemand",
+    "OSULeaf",
+    "ACSF1",
+    "PLAID",
+    "BasicMotions",
+    "JapaneseVowels",
+)
+
+ARCHIVE_URL = "https://timeseriesclassification.com"
+
+
+class DatasetNotFoundError(FileNotFoundError):
+    """A dataset is neither shipped with sktime, nor in the data folder, nor downloadable."""
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    """Shape facts of one dataset that model factories may need (no values, no labels)."""
+
+    name: str
+    n_channels: int
+    max_length: int
+    equal_length: bool
+    n_classes: int
+    n_train: int
+    n_test: int
+
+
+@cache
+def archive_names() -> frozenset[str]:
+    """Names of the UCR (univariate) and UEA (multivariate) archive problems sktime lists."""
+    from sktime.datasets import tsc_dataset_names as names
+
+    return frozenset(names.univariate) | frozenset(names.multivariate)
+
+
+def _sktime_data_dir() -> Path:
+    import sktime.datasets
+
+    return Path(sktime.datasets.__file__).parent / "data"
+
+
+def _has_ts_files(folder: str | os.PathLike | None, name: str) -> bool:
+    if folder is None:
+        return False
+    sub = Path(folder) / name
+    return (sub / f"{name}_TRAIN.ts").is_file() and (sub / f"{name}_TEST.ts").is_file()
+
+
+def _find(name: str, data_dir: str | os.PathLike | None) -> str | None:
+    """Folder holding ``<name>/<name>_TRAIN.ts`` and ``_TEST.ts``: sktime's own, then ours."""
+    for folder in (_sktime_data_dir(), data_dir):
+        if _has_ts_files(folder, name):
+            return str(folder)
+    return None
+
+
+def check_dataset_names(names, data_dir: str | os.PathLike | None = None) -> None:
+    """Raise ``ValueError`` for names that are no archive problem and are not in ``data_dir``.
+
+    Names are case-sensitive, as in the archive (``GunPoint``, not ``gunpoint``).
+    """
+    known = archive_names()
+    unknown = [n for n in names if n not in known and _find(n, data_dir) is None]
+    if unknown:
+        lower = {k.lower(): k for k in known}
+        hints = [f"{n} (did you mean {lower[n.lower()]}?)" if n.lower() in lower else n
+                 for n in unknown]
+        where = f" nor in {data_dir}" if data_dir is not None else ""
+        raise ValueError(
+            f"unknown dataset(s) {', '.join(hints)}: not a UCR/UEA archive name{where}. "
+            f"Any archive problem works (e.g. {', '.join(DATASETS)}; the full list is "
+            "sktime.datasets.tsc_dataset_names), or your own .ts files in --data-dir "
+            "as <dir>/<Name>/<Name>_TRAIN.ts and <Name>_TEST.ts."
+        )
+
+
+def _read(name: str, split: str, extract_path: str | None):
+    """One split through sktime's loader: numpy3D if equal length, else a nested frame."""
+    from sktime.datasets import load_UCR_UEA_dataset
+
+    kwargs = dict(split=split, return_X_y=True, extract_path=extract_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return load_UCR_UEA_dataset(name, return_type="numpy3D", **kwargs)
+        except ValueError:  # unequal length: numpy3D impossible, keep sktime's panel
+            return load_UCR_UEA_dataset(name, **kwargs)
+
+
+def _download(name: str, data_dir: str | os.PathLike | None) -> str | None:
+    """Fetch the problem with sktime's downloader; return the ``extract_path`` to read from.
+
+    With ``data_dir`` the files are cached there (so the next run finds them locally);
+    without it, in sktime's ``local_data`` folder, which sktime searches first.
+    """
+    from sktime.datasets import load_UCR_UEA_dataset
+
+    path = None if data_dir is None else str(data_dir)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        load_UCR_UEA_dataset(name, split="train", return_X_y=True, extract_path=path)
+    return path
+
+
+def _not_found(name: str, data_dir, exc: BaseException) -> DatasetNotFoundError:
+    folder = Path(data_dir) if data_dir is not None else Path("<dir>")
+    return DatasetNotFoundError(
+        f"Dataset {name!r} is not shipped with sktime"
+        + (f", not in --data-dir {data_dir}" if data_dir is not None else "")
+        + f", and downloading it failed ({type(exc).__name__}: {exc}). "
+        f"Without network access, download {name}.zip from {ARCHIVE_URL} on another machine "
+        f"and unpack it so that {folder / name / (name + '_TRAIN.ts')} and "
+        f"{folder / name / (name + '_TEST.ts')} exist, then pass --data-dir {folder} "
+        f"(or load_dataset({name!r}, data_dir=...))."
+    )
+
+
+@cache
+def load_dataset(name: str, data_dir: str | os.PathLike | None = None) -> tuple:
+    """Load a dataset's default train/test split.
+
+    Looks in sktime's shipped data, then in ``data_dir`` (archive layout:
+    ``<data_dir>/<name>/<name>_TRAIN.ts`` and ``_TEST.ts``), then downloads it with
+    sktime's downloader. Equal-length datasets come as numpy3D arrays, unequal-length ones
+    (PLAID, JapaneseVowels) as sktime nested frames, which every benchmark model accepts.
+    Cached per process, so each worker reads a dataset once however many jobs it runs.
+
+    Parameters
+    ----------
+    name : str
+        Archive name, e.g. ``"GunPoint"``, or the name of a folder in ``data_dir``.
+    data_dir : path-like, optional
+        Folder of ``.ts`` files in the archive layout; downloads are cached there too.
+
+    Returns
+    -------
+    X_train, y_train, X_test, y_test, info : DatasetInfo
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is neither an archive problem nor a folder in ``data_dir``.
+    DatasetNotFoundError
+        If the files are nowhere local and cannot be downloaded; the message says
+        how to provide them.
+
+    Examples
+    --------
+    >>> from sktspt.benchmark import load_dataset
+    >>> X_train, y_train, X_test, y_test, info = load_dataset("ItalyPowerDemand")
+    >>> X_train.shape, info.n_classes
+    ((67, 1, 24), 2)
+    """
+    from ..data import check_panel
+
+    check_dataset_names([name], data_dir)
+    extract_path = _find(name, data_dir)
+    if extract_path is None:
+        try:
+            extract_path = _download(name, data_dir)
+        except Exception as exc:  # noqa: BLE001 - offline, mirror down, bad archive...
+            raise _not_found(name, data_dir, exc) from exc
+    splits = []
+    for split in ("train", "test"):
+        X, y = _read(name, split, extract_path)
+        splits.append((X, np.asarray(y), check_panel(X)[1]))
+    (X_tr, y_tr, i_tr), (X_te, y_te, i_te) = splits
+    info = DatasetInfo(
+        name=name,
+        n_channels=i_tr.n_channels,
+        max_length=max(i_tr.n_timepoints, i_te.n_timepoints),
+        equal_length=i_tr.equal_length and i_te.equal_length
+        and i_tr.n_timepoints == i_te.n_timepoints,
+        n_classes=len(np.unique(y_tr)),
+        n_train=len(y_tr),
+        n_test=len(y_te),
+    )
+    return X_tr, y_tr, X_te, y_te, info

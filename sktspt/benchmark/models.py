@@ -1,0 +1,152 @@
+"""The benchmark's model registry: ``name -> ModelSpec(factory)``.
+
+:data:`MODELS` is a plain dict; a new model type is one more entry, e.g.::
+
+    from sktime.classification.interval_based import TimeSeriesForestClassifier
+    from sktspt.benchmark import MODELS, ModelSpec
+
+    MODELS["tsf"] = ModelSpec(lambda cfg: TimeSeriesForestClassifier(random_state=cfg.seed),
+                              neural=False)
+
+A factory receives a :class:`RunConfig` (seed, epochs, depth, the dataset's shape facts and
+the user's ``--model-params``) and returns an unfitted estimator with ``fit`` and
+``predict``. For process workers (loky, dask) the factory must be importable by module name
+(a module-level function or a ``functools.partial`` of one), not a lambda.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+
+import numpy as np
+
+from .datasets import DatasetInfo
+
+__all__ = ["DEFAULT_MODELS", "MODELS", "ModelSpec", "RunConfig"]
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything a model factory receives for one job."""
+
+    seed: int
+    pretrain_epochs: int | str
+    epochs: int | str
+    depth: int | None
+    data: DatasetInfo
+    params: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A benchmark model: a factory building an unfitted estimator for one job.
+
+    Parameters
+    ----------
+    factory : callable
+        ``factory(cfg: RunConfig) -> estimator`` with ``fit(X, y)`` and ``predict(X)``.
+    neural : bool, default=True
+        Whether ``--depth``, ``--epochs`` and ``--model-params`` apply. A non-neural model
+        runs once per seed whatever the depth study.
+    multivariate_only : bool, default=False
+        Skip the model on univariate datasets (channel masking has nothing to hide there).
+    """
+
+    factory: Callable[[RunConfig], object]
+    neural: bool = True
+    multivariate_only: bool = False
+
+    def skip_reason(self, data: DatasetInfo) -> str | None:
+        """Why this model does not run on a dataset, or ``None`` when it does."""
+        if self.multivariate_only and data.n_channels < 2:
+            return "needs a multivariate dataset (channel masking has no channel to hide)"
+        return None
+
+
+def _spt(cfg: RunConfig, **overrides):
+    """SPTClassifier with its own defaults except seed, epochs, depth and user params."""
+    from ..classifier import SPTClassifier
+
+    kwargs = dict(cfg.params)
+    kwargs.update(random_state=cfg.seed, pretrain_epochs=cfg.pretrain_epochs,
+                  max_epochs=cfg.epochs)
+    if cfg.depth is not None:
+        kwargs["depth"] = cfg.depth
+    kwargs.update(overrides)
+    return SPTClassifier(**kwargs)
+
+
+def _scratch(cfg: RunConfig, **overrides):
+    """The identical network without pretraining, at equal optimizer steps.
+
+    With ``"auto"`` epochs (a step budget per phase) scratch gets both phases' steps;
+    with epoch counts, both phases' epochs.
+    """
+    if cfg.pretrain_epochs == "auto" or cfg.epochs == "auto":
+        from ..classifier import SPTClassifier
+
+        steps = cfg.params.get("auto_steps", SPTClassifier().auto_steps)
+        return _spt(cfg, pretrain_epochs=0, max_epochs="auto", auto_steps=2 * steps,
+                    **overrides)
+    return _spt(cfg, pretrain_epochs=0, max_epochs=cfg.pretrain_epochs + cfg.epochs, **overrides)
+
+
+def _minirocket(cfg: RunConfig):
+    """MiniRocket features and a ridge classifier, zero-padding unequal lengths first.
+
+    sktime's pipeline is used because scikit-learn's ``Pipeline`` (1.9) fails on sktime
+    transformers, whose ``fit`` resets attributes sklearn has set on them. The pad length
+    is the longest series of the dataset (a layout fact, as in the UEA equal-length
+    releases), so no test series is longer than what the transformer was fitted for.
+    """
+    from sklearn.linear_model import RidgeClassifierCV
+    from sktime.pipeline import make_pipeline
+    from sktime.transformations.panel.padder import PaddingTransformer
+    from sktime.transformations.panel.rocket import MiniRocketMultivariate
+
+    steps = [] if cfg.data.equal_length else [PaddingTransformer(pad_length=cfg.data.max_length)]
+    steps += [
+        MiniRocketMultivariate(random_state=cfg.seed),
+        RidgeClassifierCV(alphas=np.logspace(-3, 3, 10)),
+    ]
+    return make_pipeline(*steps)
+
+
+def _masking_models() -> dict[str, ModelSpec]:
+    from ..masking import MASKINGS
+
+    return {
+        f"spt-{m}": ModelSpec(partial(_spt, masking=m), multivariate_only=m == "channel")
+        for m in MASKINGS
+    }
+
+
+MODELS: dict[str, ModelSpec] = {
+    **_masking_models(),
+    "scratch": ModelSpec(_scratch),
+    "scratch-rotary": ModelSpec(partial(_scratch, positional="rotary")),
+    "scratch-alibi": ModelSpec(partial(_scratch, positional="alibi")),
+    # No validation split: all training data, last epoch (the split costs scratch more).
+    "spt-noval": ModelSpec(partial(_spt, validation_fraction=0.0)),
+    "scratch-noval": ModelSpec(partial(_scratch, validation_fraction=0.0)),
+    "spt-crate": ModelSpec(partial(_spt, architecture="crate")),
+    "spt-attention_only": ModelSpec(partial(_spt, architecture="attention_only")),
+    "spt-sigreg": ModelSpec(partial(_spt, pretrain_objective="masked+sigreg")),
+    "lejepa": ModelSpec(partial(_spt, pretrain_objective="lejepa")),
+    "lejepa-crate": ModelSpec(partial(_spt, pretrain_objective="lejepa", architecture="crate")),
+    "lejepa-attention_only": ModelSpec(
+        partial(_spt, pretrain_objective="lejepa", architecture="attention_only")
+    ),
+    "scratch-crate": ModelSpec(partial(_scratch, architecture="crate")),
+    "scratch-attention_only": ModelSpec(partial(_scratch, architecture="attention_only")),
+    "minirocket": ModelSpec(_minirocket, neural=False),
+}
+
+#: What runs when ``--models`` is not given: SPT with each masking objective, its
+#: from-scratch controls (plain and with a locality prior) and MiniRocket. The white-box
+#: and LeJEPA variants are opt-in (``--models spt-crate lejepa ...``).
+DEFAULT_MODELS: tuple[str, ...] = (
+    *_masking_models(), "scratch", "scratch-rotary", "scratch-alibi", "minirocket",
+)

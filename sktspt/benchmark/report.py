@@ -1,0 +1,368 @@
+"""Reporting: Markdown tables and page, and the figures of the field.
+
+- :func:`plot_accuracy`: accuracy per dataset and model (mean and std over seeds) on an axis
+  zoomed to the range of the results, so differences between models are visible;
+- :func:`plot_critical_difference`: the critical-difference diagram of average ranks over
+  datasets (Friedman test, Nemenyi post-hoc test; Demšar 2006), drawn by sktime's
+  :func:`sktime.benchmarking.critical_difference.plot_critical_difference`;
+- :func:`plot_pairwise`: one model's accuracy against another's per dataset, with the
+  diagonal (SPT against MiniRocket and against the same network from scratch).
+
+The tables and figures take the result frame of :func:`sktspt.benchmark.run_benchmark`
+(columns ``dataset, model, seed, depth, accuracy, fit_s, predict_s, n_params, error``).
+"""
+
+from __future__ import annotations
+
+import datetime
+import platform
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .models import MODELS
+from .run import Skipped, cpu_count
+
+__all__ = [
+    "Figure",
+    "accuracy_matrix",
+    "default_pairs",
+    "machine_description",
+    "markdown_page",
+    "markdown_tables",
+    "plot_accuracy",
+    "plot_critical_difference",
+    "plot_pairwise",
+    "summarize",
+    "write_figures",
+]
+
+
+def _label(model: str, depth, study: bool) -> str:
+    return model if pd.isna(depth) or not study else f"{model} (depth {int(depth)})"
+
+
+def summarize(results: pd.DataFrame) -> pd.DataFrame:
+    """Mean and std (over seeds) of accuracy, mean fit and predict seconds per group."""
+    ok = results[results["error"] == ""].copy()
+    study = ok["depth"].nunique() > 1  # name the depth only in a depth study
+    ok["label"] = [_label(m, d, study) for m, d in zip(ok["model"], ok["depth"])]
+    grouped = ok.groupby(["dataset", "model", "depth", "label"], sort=False, dropna=False)
+    summary = grouped.agg(
+        accuracy=("accuracy", "mean"), std=("accuracy", "std"), seeds=("seed", "count"),
+        fit_s=("fit_s", "mean"), predict_s=("predict_s", "mean"), n_params=("n_params", "first"),
+    ).reset_index()
+    summary["std"] = summary["std"].fillna(0.0)
+    return summary
+
+
+def _label_order(summary: pd.DataFrame) -> list[str]:
+    """Model labels in registry order (then by depth), whatever order the jobs finished in."""
+    rank = {name: i for i, name in enumerate(MODELS)}
+    keys = summary.drop_duplicates("label")
+    keys = sorted(zip(keys["model"], keys["depth"], keys["label"]),
+                  key=lambda k: (rank.get(k[0], len(rank)), k[0], -1 if pd.isna(k[1]) else k[1]))
+    return [label for _, _, label in keys]
+
+
+def accuracy_matrix(results: pd.DataFrame) -> pd.DataFrame:
+    """Mean accuracy over seeds, datasets (rows, in run order) by model labels (columns).
+
+    A model that did not run (or failed) on a dataset has NaN there.
+    """
+    summary = summarize(results)
+    matrix = summary.pivot(index="dataset", columns="label", values="accuracy")
+    return matrix.reindex(index=list(dict.fromkeys(summary["dataset"])),
+                          columns=_label_order(summary))
+
+
+def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _acc(mean: float, std: float, seeds: int) -> str:
+    return f"{mean:.3f}" if seeds < 2 else f"{mean:.3f} ± {std:.3f}"
+
+
+def _skipped_note(skipped: Sequence[Skipped]) -> list[str]:
+    """One line per model and reason: which empty cells are skips, not failures."""
+    by_reason: dict[tuple[str, str], list[str]] = {}
+    for s in skipped:
+        by_reason.setdefault((s.model, s.reason), []).append(s.dataset)
+    return [f"- — {model} did not run on {', '.join(names)}: it {reason}."
+            for (model, reason), names in by_reason.items()]
+
+
+def markdown_tables(results: pd.DataFrame, skipped: Sequence[Skipped] = ()) -> str:
+    """An accuracy matrix (datasets × models), the detailed table and any failures.
+
+    ``skipped`` (from :func:`sktspt.benchmark.skipped_cells`) explains the empty cells of
+    models that do not apply to a dataset.
+    """
+    summary = summarize(results)
+    labels = _label_order(summary)
+    datasets = list(dict.fromkeys(summary["dataset"]))
+    summary = summary.assign(
+        _d=summary["dataset"].map(datasets.index), _m=summary["label"].map(labels.index)
+    ).sort_values(["_d", "_m"])
+    cell = {(r.dataset, r.label): _acc(r.accuracy, r.std, r.seeds) for r in summary.itertuples()}
+    matrix = [[d] + [cell.get((d, m), "—") for m in labels] for d in datasets]
+    partial_mean = False
+    if len(datasets) > 1:  # a mean only over models that ran on every dataset
+        by_label = summary.groupby("label")["accuracy"]
+        means, counts = by_label.mean(), by_label.count()
+        partial_mean = bool((counts < len(datasets)).any())
+        matrix.append(["**mean**"] + [
+            f"{means[m]:.3f}" if counts[m] == len(datasets) else "—" for m in labels
+        ])
+    notes = _skipped_note([s for s in skipped if s.dataset in datasets])
+    if partial_mean:
+        notes.append("- The mean is given only for models that ran on every dataset.")
+    detail = [
+        [r.dataset, r.label, _acc(r.accuracy, r.std, r.seeds), r.seeds, f"{r.fit_s:.1f}",
+         f"{r.predict_s:.2f}", "—" if pd.isna(r.n_params) else f"{int(r.n_params):,}"]
+        for r in summary.itertuples()
+    ]
+    parts = [
+        "## Accuracy (mean ± std over seeds)", "",
+        _md_table(["dataset", *labels], matrix), "",
+        *([*notes, ""] if notes else []),
+        "## Per dataset and model", "",
+        _md_table(["dataset", "model", "accuracy", "seeds", "fit s", "predict s", "params"],
+                  detail),
+    ]
+    failed = results[results["error"] != ""]
+    if len(failed):
+        parts += ["", "## Failed jobs", "",
+                  _md_table(["dataset", "model", "seed", "depth", "error"],
+                            [[r.dataset, r.model, r.seed, r.depth, r.error.replace("|", "/")]
+                             for r in failed.itertuples()])]
+    return "\n".join(parts) + "\n"
+
+
+def machine_description() -> str:
+    """OS, CPU cores and the versions of Python, torch, scikit-learn, sktime and sktspt."""
+    import sklearn
+    import skorch
+    import sktime
+    import torch
+
+    from .. import __version__
+
+    return (
+        f"{platform.system()} {platform.machine()}, {cpu_count()} CPU cores, "
+        f"Python {platform.python_version()}, torch {torch.__version__}, "
+        f"scikit-learn {sklearn.__version__}, skorch {skorch.__version__}, "
+        f"sktime {sktime.__version__}, sktspt {__version__}"
+    )
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A written figure: its file name (relative to the page), alt text and caption."""
+
+    file: str
+    alt: str
+    caption: str
+
+
+def markdown_page(results: pd.DataFrame, command: str, started: datetime.datetime,
+                  duration_s: float, settings: dict, figures: Sequence[Figure] = (),
+                  skipped: Sequence[Skipped] = ()) -> str:
+    """The full results page: provenance, protocol, tables and the figures."""
+    head = [
+        "# Benchmark results", "",
+        "Generated by the command below; do not edit by hand, run it again.", "",
+        f"- Command: `{command}`",
+        f"- Date: {started.isoformat(timespec='seconds')}; duration {duration_s:.0f} s",
+        f"- Machine: {machine_description()}",
+        "- Settings: " + "; ".join(f"{k} {v}" for k, v in settings.items()),
+        "- Protocol: each dataset's default train/test split; each seed is the model's "
+        "`random_state`; best-epoch selection happens inside `fit` on the training split; "
+        "the test split is scored once per fitted model. `scratch*` are the identical "
+        "network without pretraining at equal total epochs.",
+        "",
+        "",
+    ]
+    tail = []
+    if figures:
+        tail += ["", "## Figures", ""]
+        for fig in figures:
+            tail += [f"![{fig.alt}]({fig.file})", "", fig.caption, ""]
+    return "\n".join(head) + markdown_tables(results, skipped) + "\n".join(tail)
+
+
+# --- figures ------------------------------------------------------------------------------
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_accuracy(results: pd.DataFrame, path: Path) -> None:
+    """Accuracy per dataset (rows) and model (markers), std over seeds as error bars.
+
+    The accuracy axis spans the range of the results, not 0 to 1, so that differences of
+    a point or two between models are visible; each dataset has its own row, and the
+    models of a row are spread vertically so that their error bars do not overlap.
+    """
+    plt = _pyplot()
+    summary = summarize(results)
+    labels = _label_order(summary)
+    datasets = list(dict.fromkeys(summary["dataset"]))
+    show_std = bool((summary["seeds"] > 1).any())
+    colors = plt.get_cmap("tab20" if len(labels) > 10 else "tab10")
+    markers = "osD^vP*Xh<>p"
+    fig, ax = plt.subplots(figsize=(8.0, 1.2 + 0.45 * len(datasets) * max(1, len(labels) / 4)),
+                           layout="constrained")
+    spread = 0.7 / max(1, len(labels))
+    y = np.arange(len(datasets))
+    for i, label in enumerate(labels):
+        part = summary[summary["label"] == label].set_index("dataset").reindex(datasets)
+        ax.errorbar(part["accuracy"], y + (i - (len(labels) - 1) / 2) * spread,
+                    xerr=part["std"] if show_std else None, fmt=markers[i % len(markers)],
+                    color=colors(i % colors.N), capsize=2, markersize=5, label=label)
+    for k in range(1, len(datasets)):
+        ax.axhline(k - 0.5, color="0.85", linewidth=0.8)
+    low = float((summary["accuracy"] - summary["std"]).min())
+    high = float((summary["accuracy"] + summary["std"]).max())
+    pad = max(0.01, 0.05 * (high - low))
+    ax.set_xlim(max(0.0, low - pad), min(1.0, high + pad) + 0.005)
+    ax.set_yticks(y, datasets)
+    ax.set_ylim(len(datasets) - 0.5, -0.5)
+    ax.set_xlabel("test accuracy (axis zoomed to the results' range)")
+    ax.grid(axis="x", color="0.9")
+    fig.legend(loc="outside right upper", fontsize="small")
+    fig.suptitle("Test accuracy per dataset and model"
+                 + (" (mean ± std over seeds)" if show_std else ""))
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def plot_critical_difference(results: pd.DataFrame, path: Path, alpha: float = 0.05) -> str:
+    """Critical-difference diagram of the models' average ranks over the datasets.
+
+    The statistics and the drawing are sktime's
+    (:func:`sktime.benchmarking.critical_difference.plot_critical_difference`): average
+    accuracy ranks (1 is best), a Friedman test, and if it rejects, the Nemenyi critical
+    difference; models joined by a bar do not differ significantly at ``alpha``. Only
+    models that ran on every dataset take part.
+
+    Returns
+    -------
+    str
+        Empty if the figure was written, else why not (fewer than 2 datasets or 3 models).
+    """
+    matrix = accuracy_matrix(results).dropna(axis=1)
+    if len(matrix) < 2 or matrix.shape[1] < 3:
+        return (f"a critical-difference diagram needs at least 2 datasets and 3 models that "
+                f"ran on all of them; this run has {len(matrix)} and {matrix.shape[1]}")
+    from sktime.benchmarking.critical_difference import (
+        plot_critical_difference as sktime_cd,
+    )
+
+    plt = _pyplot()
+    # sktime's diagram expects the best strategy in the first column.
+    order = matrix.rank(axis=1, ascending=False).mean().sort_values().index
+    matrix = matrix[order]
+    textspace = 0.5 + 0.13 * max(len(str(c)) for c in matrix.columns)
+    fig, _ = sktime_cd(matrix.to_numpy(), list(matrix.columns), is_errors=False, alpha=alpha,
+                       width=2 * textspace + 5, textspace=textspace, return_fig=True)
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(fig)
+    return ""
+
+
+def default_pairs(labels: Sequence[str]) -> list[tuple[str, str]]:
+    """(SPT, other) pairs to compare: the first SPT model against MiniRocket and scratch."""
+    spt = next((m for m in labels if m.startswith("spt")), None)
+    if spt is None:
+        return []
+    others = [m for ref in ("minirocket", "scratch") for m in labels if m.split(" ")[0] == ref]
+    return [(spt, other) for other in others]
+
+
+def plot_pairwise(results: pd.DataFrame, path: Path,
+                  pairs: Sequence[tuple[str, str]] | None = None) -> str:
+    """Scatter of one model's accuracy (y) against another's (x), one point per dataset.
+
+    Points above the diagonal are datasets where the first model of the pair is more
+    accurate. ``pairs`` defaults to :func:`default_pairs` (SPT against MiniRocket and
+    scratch).
+
+    Returns
+    -------
+    str
+        Empty if the figure was written, else why not (no pair of models ran).
+    """
+    matrix = accuracy_matrix(results)
+    pairs = default_pairs(list(matrix.columns)) if pairs is None else list(pairs)
+    pairs = [(a, b) for a, b in pairs if a in matrix and b in matrix
+             and matrix[[a, b]].notna().all(axis=1).any()]
+    if not pairs:
+        return "a pairwise scatter needs an SPT model and MiniRocket or scratch in the run"
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, len(pairs), figsize=(4.2 * len(pairs), 4.4), squeeze=False,
+                             layout="constrained")
+    values = matrix[list({m for pair in pairs for m in pair})].to_numpy(dtype=float)
+    low = float(np.nanmin(values))
+    lo, hi = max(0.0, low - 0.05 * (1 - low) - 0.01), 1.0 + 0.01
+    for ax, (a, b) in zip(axes[0], pairs):
+        both = matrix[[a, b]].dropna()
+        ax.plot([lo, hi], [lo, hi], color="0.5", linewidth=1, linestyle="--", zorder=0)
+        ax.scatter(both[b], both[a], s=30, zorder=2)
+        for name, (ya, xb) in both.iterrows():
+            ax.annotate(name, (xb, ya), fontsize=7, xytext=(3, 3), textcoords="offset points")
+        wins = int((both[a] > both[b]).sum())
+        losses = int((both[a] < both[b]).sum())
+        ax.set(xlim=(lo, hi), ylim=(lo, hi), xlabel=f"{b} accuracy", ylabel=f"{a} accuracy",
+               aspect="equal")
+        ax.set_title(f"{a} vs {b}\nabove diagonal: {wins}, below: {losses}, "
+                     f"tied: {len(both) - wins - losses}", fontsize="medium")
+        ax.grid(color="0.92")
+    fig.suptitle("Test accuracy per dataset (mean over seeds)")
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return ""
+
+
+def write_figures(results: pd.DataFrame, folder: Path, stem: str = "") -> list[Figure]:
+    """Write every figure the results allow into ``folder``; return them for the page.
+
+    File names are ``accuracy.png``, ``critical_difference.png`` and ``pairwise.png``, or
+    ``<stem>.png``, ``<stem>-cd.png`` and ``<stem>-pairwise.png`` with a ``stem``.
+    """
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    if not (results["error"] == "").any():
+        return []
+    names = (("accuracy.png", "critical_difference.png", "pairwise.png") if not stem else
+             (f"{stem}.png", f"{stem}-cd.png", f"{stem}-pairwise.png"))
+    plot_accuracy(results, folder / names[0])
+    figures = [Figure(names[0], "accuracy per dataset and model",
+                      "Accuracy per dataset and model; the axis spans the results' range, "
+                      "not 0 to 1.")]
+    why_not = plot_critical_difference(results, folder / names[1])
+    if not why_not:
+        figures.append(Figure(
+            names[1], "critical-difference diagram",
+            "Average accuracy rank over the datasets (1 is best); models joined by a bar do "
+            "not differ significantly (Friedman test, then Nemenyi at alpha 0.05; sktime's "
+            "`plot_critical_difference`). With few datasets few differences are "
+            "significant.",
+        ))
+    if not plot_pairwise(results, folder / names[2]):
+        figures.append(Figure(
+            names[2], "pairwise accuracy scatter",
+            "One point per dataset: the SPT model's accuracy (y) against another model's "
+            "(x); above the dashed diagonal SPT is more accurate.",
+        ))
+    return figures
