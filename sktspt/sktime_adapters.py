@@ -84,6 +84,10 @@ class SPTClassifierSktime(BaseClassifier):
     n_threads, class_weight, mask_channels, pretrain_crops, pretrain_callbacks
         CPU threads (None leaves torch alone), class weights for imbalanced data, and
         the pretraining options, as in :class:`~sktspt.SPTClassifier`.
+    exit_loss_weight, early_exit, min_exit_layer
+        LEAP exit-aware fine-tuning and early exit at prediction, as in
+        :class:`~sktspt.SPTClassifier`; ``early_exit`` and ``min_exit_layer`` set after
+        ``fit`` apply to the next prediction.
 
     All defaults are those of :class:`~sktspt.SPTClassifier`. Its ``warm_start`` is
     left out: sktime's ``fit`` resets the estimator, so there is nothing to continue.
@@ -152,6 +156,9 @@ class SPTClassifierSktime(BaseClassifier):
         mask_channels=None,
         pretrain_crops=None,
         pretrain_callbacks=None,
+        exit_loss_weight=0.0,
+        early_exit=None,
+        min_exit_layer=2,
     ):
         self.depth = depth
         self.d_model = d_model
@@ -190,18 +197,27 @@ class SPTClassifierSktime(BaseClassifier):
         self.mask_channels = mask_channels
         self.pretrain_crops = pretrain_crops
         self.pretrain_callbacks = pretrain_callbacks
+        self.exit_loss_weight = exit_loss_weight
+        self.early_exit = early_exit
+        self.min_exit_layer = min_exit_layer
         super().__init__()
 
     def _fit(self, X, y) -> SPTClassifierSktime:
         self.estimator_ = SPTClassifier(**self.get_params(deep=False)).fit(X, y)
         return self
 
+    def _exit_settings(self) -> SPTClassifier:
+        """``estimator_`` with this adapter's current early-exit settings."""
+        return self.estimator_.set_params(
+            early_exit=self.early_exit, min_exit_layer=self.min_exit_layer
+        )
+
     def _predict(self, X) -> np.ndarray:
-        return self.estimator_.predict(X)
+        return self._exit_settings().predict(X)
 
     def _predict_proba(self, X) -> np.ndarray:
         # Both sort the labels, so the columns already follow sktime's ``classes_``.
-        return self.estimator_.predict_proba(X)
+        return self._exit_settings().predict_proba(X)
 
     @classmethod
     def get_test_params(cls, parameter_set: str = "default") -> list[dict]:

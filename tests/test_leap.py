@@ -199,3 +199,16 @@ def test_parameters_are_validated_and_saved(fitted, tmp_path):
         np.testing.assert_array_equal(back.predict_proba(X), clf.predict_proba(X))
     finally:
         clf.set_params(early_exit=None)
+
+
+def test_sktime_adapter_applies_exit_settings_after_fit(fitted):
+    from sktspt import SPTClassifierSktime
+
+    _, X, y = fitted
+    adapter = SPTClassifierSktime(exit_loss_weight=1.0, **TINY).fit(X, y)
+    full = adapter.predict_proba(X)
+    adapter.set_params(early_exit=-1.0)  # every series exits at layer 2
+    assert (adapter.estimator_.exit_layers(X) == 2).all()
+    early = adapter.predict_proba(X)
+    assert not np.array_equal(early, full)
+    np.testing.assert_array_equal(early, adapter.estimator_.predict_proba(X))
