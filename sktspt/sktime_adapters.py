@@ -86,8 +86,8 @@ class SPTClassifierSktime(BaseClassifier):
         the pretraining options, as in :class:`~sktspt.SPTClassifier`.
     exit_loss_weight, early_exit, min_exit_layer
         LEAP exit-aware fine-tuning and early exit at prediction, as in
-        :class:`~sktspt.SPTClassifier`; ``early_exit`` and ``min_exit_layer`` set after
-        ``fit`` apply to the next prediction.
+        :class:`~sktspt.SPTClassifier`. (sktime's ``set_params`` resets a fitted
+        adapter; to try thresholds on one fitted network, set them on ``estimator_``.)
 
     All defaults are those of :class:`~sktspt.SPTClassifier`. Its ``warm_start`` is
     left out: sktime's ``fit`` resets the estimator, so there is nothing to continue.
@@ -206,18 +206,12 @@ class SPTClassifierSktime(BaseClassifier):
         self.estimator_ = SPTClassifier(**self.get_params(deep=False)).fit(X, y)
         return self
 
-    def _exit_settings(self) -> SPTClassifier:
-        """``estimator_`` with this adapter's current early-exit settings."""
-        return self.estimator_.set_params(
-            early_exit=self.early_exit, min_exit_layer=self.min_exit_layer
-        )
-
     def _predict(self, X) -> np.ndarray:
-        return self._exit_settings().predict(X)
+        return self.estimator_.predict(X)
 
     def _predict_proba(self, X) -> np.ndarray:
         # Both sort the labels, so the columns already follow sktime's ``classes_``.
-        return self._exit_settings().predict_proba(X)
+        return self.estimator_.predict_proba(X)
 
     @classmethod
     def get_test_params(cls, parameter_set: str = "default") -> list[dict]:

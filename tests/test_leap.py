@@ -201,14 +201,14 @@ def test_parameters_are_validated_and_saved(fitted, tmp_path):
         clf.set_params(early_exit=None)
 
 
-def test_sktime_adapter_applies_exit_settings_after_fit(fitted):
+def test_sktime_adapter_passes_exit_settings(fitted):
     from sktspt import SPTClassifierSktime
 
     _, X, y = fitted
-    adapter = SPTClassifierSktime(exit_loss_weight=1.0, **TINY).fit(X, y)
-    full = adapter.predict_proba(X)
-    adapter.set_params(early_exit=-1.0)  # every series exits at layer 2
-    assert (adapter.estimator_.exit_layers(X) == 2).all()
+    adapter = SPTClassifierSktime(exit_loss_weight=1.0, early_exit=-1.0, **TINY).fit(X, y)
+    core = adapter.estimator_
+    assert (core.exit_loss_weight, core.early_exit, core.min_exit_layer) == (1.0, -1.0, 2)
+    assert (core.exit_layers(X) == 2).all()  # every series exits at layer 2
     early = adapter.predict_proba(X)
-    assert not np.array_equal(early, full)
-    np.testing.assert_array_equal(early, adapter.estimator_.predict_proba(X))
+    np.testing.assert_array_equal(early, core.predict_proba(X))
+    assert not np.array_equal(early, core.set_params(early_exit=None).predict_proba(X))
