@@ -168,14 +168,14 @@ def early_exit_pass(
         xb = _padded(X[start : start + batch], batch)
         x, observed = split_input(xb)
         hb, kb = encoder.tokens(x, observed, observed)
-        pb = masked_mean(encoder.norm(hb), kb)
         if h is None:
             h = hb.new_empty((n, *hb.shape[1:]))
             keep = kb.new_empty((n, *kb.shape[1:]))
-            prev = pb.new_empty((n, pb.shape[1]))
+            prev = hb.new_empty((n, hb.shape[2]))
         m = min(batch, n - start)
         h[start : start + m], keep[start : start + m] = hb[:m], kb[:m]
-        prev[start : start + m] = pb[:m]
+        if threshold is not None and min_layer <= 1:
+            prev[start : start + m] = masked_mean(encoder.norm(hb), kb)[:m]
     logits = pooled = None
     exit_layer = torch.full((n,), depth, dtype=torch.long)
     active = torch.arange(n)
@@ -184,21 +184,29 @@ def early_exit_pass(
         for start in range(0, len(active), batch):
             rows = active[start : start + batch]
             m = len(rows)
-            out = layer(_padded(h[rows], batch), _padded(keep[rows], batch, True))
-            pb = masked_mean(encoder.norm(out), _padded(keep[rows], batch, True))
-            lb = module.head(pb)
-            if logits is None:
-                logits = lb.new_empty((n, lb.shape[1]))
-                pooled = pb.new_empty((n, pb.shape[1]))
+            kb = _padded(keep[rows], batch, True)
+            out = layer(_padded(h[rows], batch), kb)
             done = torch.full((m,), number == depth)
-            if threshold is not None and number >= min_layer and number < depth:
+            # Pooling is needed where a series may exit here or at the next layer.
+            pb = None
+            if number == depth or threshold is not None and number >= min_layer - 1:
+                pb = masked_mean(encoder.norm(out), kb)
+            if threshold is not None and min_layer <= number < depth:
                 cos = F.cosine_similarity(pb, _padded(prev[rows], batch), dim=-1)[:m]
                 done = cos.cpu() >= threshold
-            out_rows, fin = rows[done], done.nonzero().flatten()
-            logits[out_rows], pooled[out_rows] = lb[fin], pb[fin]
-            exit_layer[out_rows] = number
+            if done.any():
+                # The head runs on the whole pass (a fixed shape), as in the full model.
+                lb = module.head(pb)
+                if logits is None:
+                    logits = lb.new_empty((n, lb.shape[1]))
+                    pooled = pb.new_empty((n, pb.shape[1]))
+                out_rows, fin = rows[done], done.nonzero().flatten()
+                logits[out_rows], pooled[out_rows] = lb[fin], pb[fin]
+                exit_layer[out_rows] = number
             rest = (~done).nonzero().flatten()
-            h[rows[rest]], prev[rows[rest]] = out[rest], pb[rest]
+            h[rows[rest]] = out[rest]
+            if pb is not None:
+                prev[rows[rest]] = pb[rest]
             still.append(rows[rest])
         active = torch.cat(still) if still else active[:0]
         if not len(active):
