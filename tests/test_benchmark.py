@@ -1,5 +1,7 @@
 """The benchmark command: outputs, protocol bookkeeping, dask backend and option errors."""
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -192,3 +194,127 @@ def test_ray_backend_missing_is_a_clear_error(monkeypatch, capsys):
     with pytest.raises(SystemExit):
         main(["--backend", "ray", "--datasets", "ItalyPowerDemand"])
     assert "needs ray" in capsys.readouterr().err
+
+
+# --- figures, skipped cells, banner -----------------------------------------------------
+def _fake_results(datasets=("GunPoint", "ArrowHead", "OSULeaf", "PLAID"),
+                  models=("spt-span", "scratch", "scratch-rotary", "minirocket"), seeds=(0, 1)):
+    rng = np.random.default_rng(0)
+    rows = [dict(dataset=d, model=m, seed=s, depth=None if m == "minirocket" else 2,
+                 pretrain_epochs=1, epochs=1, accuracy=0.8 + 0.03 * j + 0.01 * i
+                 + rng.normal(0, 0.005), fit_s=1.0, predict_s=0.1, n_params=10, error="")
+            for i, d in enumerate(datasets) for j, m in enumerate(models) for s in seeds]
+    return pd.DataFrame(rows).astype({"depth": "Int64"})
+
+
+@pytest.fixture
+def saved_figures(monkeypatch):
+    """Every matplotlib figure saved, kept for inspection."""
+    from matplotlib.figure import Figure
+
+    saved, real = [], Figure.savefig
+
+    def keep(fig, path, *args, **kwargs):
+        fig.canvas.draw()  # lays the figure out as saving does
+        saved.append((Path(path).name, (fig, fig.canvas.get_renderer())))
+        return real(fig, path, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", keep)
+    return saved
+
+
+def test_figures_are_written_and_embedded_in_the_page(tmp_path, saved_figures, monkeypatch):
+    import datetime
+
+    from sktime.benchmarking import critical_difference as cd_module
+
+    calls = []
+    real_cd = cd_module.plot_critical_difference
+
+    def record(scores, labels, **kwargs):
+        calls.append((scores, labels, kwargs))
+        return real_cd(scores, labels, **kwargs)
+
+    monkeypatch.setattr(cd_module, "plot_critical_difference", record)
+    results = _fake_results()
+    figures = benchmark.write_figures(results, tmp_path, stem="results")
+    names = [f.file for f in figures]
+    assert names == ["results.png", "results-cd.png", "results-pairwise.png"]
+    for name in names:
+        png = (tmp_path / name).read_bytes()
+        assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5000
+    # The critical-difference diagram is sktime's, fed the mean accuracies best model first.
+    (scores, labels, kwargs), = calls
+    assert labels == ["minirocket", "scratch-rotary", "scratch", "spt-span"]
+    assert scores.shape == (4, 4) and kwargs["is_errors"] is False
+    # Accuracy axis zoomed to the results (all within 0.75-0.95 here), not from 0.
+    figs = {name: fig for name, (fig, _) in saved_figures}
+    renderers = {name: renderer for name, (_, renderer) in saved_figures}
+    low, high = figs["results.png"].axes[0].get_xlim()
+    assert 0.7 < low < 0.8 and 0.9 < high <= 1.01
+    # Titles inside the figure: nothing cut off on either side.
+    for name in ("results.png", "results-pairwise.png"):
+        fig = figs[name]
+        box, renderer = fig.bbox, renderers[name]
+        for text in [fig._suptitle, *(ax.title for ax in fig.axes)]:
+            if text is not None and text.get_text():
+                ext = text.get_window_extent(renderer)
+                assert ext.x0 >= box.x0 and ext.x1 <= box.x1, (name, text.get_text())
+    # Pairwise: SPT against MiniRocket, then against scratch, each with the diagonal.
+    pair_axes = figs["results-pairwise.png"].axes
+    assert [ax.get_xlabel() for ax in pair_axes] == ["minirocket accuracy", "scratch accuracy"]
+    assert all(ax.get_ylabel() == "spt-span accuracy" for ax in pair_axes)
+    for ax in pair_axes:
+        (x0, x1), (y0, y1) = ax.lines[0].get_data()
+        assert x0 == y0 and x1 == y1  # the line y = x
+    page = benchmark.markdown_page(results, "python -m sktspt.benchmark", datetime.datetime.now(),
+                                   1.0, {"seeds": "0,1"}, figures=figures)
+    for alt, name in [("accuracy per dataset and model", "results.png"),
+                      ("critical-difference diagram", "results-cd.png"),
+                      ("pairwise accuracy scatter", "results-pairwise.png")]:
+        assert f"![{alt}]({name})" in page
+
+
+def test_figures_that_the_results_do_not_allow_are_left_out_with_the_reason(tmp_path):
+    one_dataset = _fake_results(datasets=("GunPoint",))
+    assert "at least 2 datasets" in benchmark.plot_critical_difference(one_dataset, tmp_path / "a")
+    two_models = _fake_results(models=("spt-span", "minirocket"))
+    assert "3 models" in benchmark.plot_critical_difference(two_models, tmp_path / "b")
+    no_spt = _fake_results(models=("scratch", "minirocket"))
+    assert "SPT model" in benchmark.plot_pairwise(no_spt, tmp_path / "c")
+    assert [f.file for f in benchmark.write_figures(two_models, tmp_path)] == [
+        "accuracy.png", "pairwise.png"]
+    assert not any((tmp_path / n).exists() for n in ("a", "b", "c", "critical_difference.png"))
+
+
+def test_banner_counts_fits_with_skipped_cells_and_tables_explain_them():
+    from sktspt.benchmark.cli import Options, banner
+
+    datasets, models = ["ItalyPowerDemand", "BasicMotions"], ["spt-channel", "minirocket"]
+    opts = Options(datasets, models, seeds=[0, 1], pretrain_epochs=1, epochs=1,
+                   depths=[1, 2], params={}, threads=1)
+    skipped = benchmark.skipped_cells(datasets, models, MODELS)
+    jobs = benchmark.plan_jobs(datasets, models, [0, 1], [1, 2], MODELS)
+    assert [(s.dataset, s.model) for s in skipped] == [("ItalyPowerDemand", "spt-channel")]
+    text = banner(jobs, opts, skipped, "loky", 1)
+    # spt-channel: BasicMotions, 2 depths x 2 seeds; minirocket: 2 datasets x 2 seeds.
+    assert len(jobs) == 8 and text.startswith("8 fits: 2 datasets x 2 models x 2 seeds x 2 depths")
+    assert "minirocket: once per seed" in text and "less 4 skipped fits" in text
+    assert "skipped: spt-channel on ItalyPowerDemand: it needs a multivariate dataset" in text
+    rows = [dict(dataset=d, model=m, seed=0, depth=None, pretrain_epochs=1, epochs=1,
+                 accuracy=0.9, fit_s=1.0, predict_s=0.1, n_params=10, error="")
+            for d, m in [("ItalyPowerDemand", "minirocket"), ("BasicMotions", "minirocket"),
+                         ("BasicMotions", "spt-channel")]]
+    tables = benchmark.markdown_tables(pd.DataFrame(rows), skipped)
+    assert "| ItalyPowerDemand | — | 0.900 |" in tables
+    assert "- — spt-channel did not run on ItalyPowerDemand: it needs a multivariate" in tables
+    assert "mean is given only for models that ran on every dataset" in tables
+
+
+def test_readme_full_benchmark_command_is_the_one_that_made_the_results_page():
+    root = Path(__file__).resolve().parents[1]
+    page = (root / "docs" / "results.md").read_text()
+    command = next(line for line in page.splitlines() if line.startswith("- Command: "))
+    command = command.removeprefix("- Command: ").strip("`")
+    assert command.startswith("python -m sktspt.benchmark") and "--write-docs" in command
+    assert command in (root / "README.md").read_text()

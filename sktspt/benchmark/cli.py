@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from .datasets import DATASETS, check_dataset_names
+from .datasets import DATASETS, DatasetNotFoundError, check_dataset_names
 from .models import DEFAULT_MODELS, MODELS
 from .report import markdown_page, markdown_tables, write_figures
 from .run import BACKENDS, plan_jobs, run_benchmark, skipped_cells
@@ -234,8 +234,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = datetime.datetime.now().astimezone()
     t0 = time.perf_counter()
 
-    skipped = skipped_cells(opts.datasets, opts.models, MODELS, opts.data_dir)
-    jobs = plan_jobs(opts.datasets, opts.models, opts.seeds, opts.depths, MODELS, opts.data_dir)
+    try:  # loads (or downloads) each dataset once, before any worker starts
+        skipped = skipped_cells(opts.datasets, opts.models, MODELS, opts.data_dir)
+        jobs = plan_jobs(opts.datasets, opts.models, opts.seeds, opts.depths, MODELS,
+                         opts.data_dir)
+    except DatasetNotFoundError as exc:
+        parser.error(str(exc))
     if not jobs:
         parser.error("no jobs to run: the chosen models do not apply to the chosen datasets.")
     print(banner(jobs, opts, skipped, args.backend, args.n_jobs), file=sys.stderr)

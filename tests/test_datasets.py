@@ -1,0 +1,115 @@
+"""The benchmark's datasets: sktime's shipped files, then --data-dir, then the downloader.
+
+No test touches the network: sktime's downloader is replaced by one that fails, as it does
+offline.
+"""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sktspt.benchmark import DatasetNotFoundError, load_dataset, main
+
+
+def _write_ts(path: Path, name: str, X: np.ndarray, y: np.ndarray) -> None:
+    """A univariate, equal-length .ts file as the UCR archive distributes them."""
+    head = ["@problemName " + name, "@timeStamps false", "@missing false", "@univariate true",
+            "@equalLength true", f"@seriesLength {X.shape[1]}",
+            "@classLabel true " + " ".join(sorted(set(y))), "@data"]
+    body = [",".join(f"{v:.5f}" for v in x) + ":" + label for x, label in zip(X, y)]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(head + body) + "\n")
+
+
+def make_archive_folder(root: Path, name: str, n_train=12, n_test=8, length=16) -> Path:
+    """``root/<name>/<name>_TRAIN.ts`` and ``_TEST.ts``: two separable classes."""
+    rng = np.random.default_rng(0)
+    for split, n in (("TRAIN", n_train), ("TEST", n_test)):
+        y = np.array(["x", "y"] * (n // 2))
+        X = rng.normal(size=(n, length)) + 3.0 * (y == "y")[:, None]
+        _write_ts(root / name / f"{name}_{split}.ts", name, X, y)
+    return root
+
+
+@pytest.fixture
+def offline(monkeypatch):
+    """sktime's downloader fails as it does without network; the calls are recorded."""
+    from sktime.datasets import _data_io
+
+    calls = []
+
+    def no_network(url, name, extract_path=None, **kwargs):
+        calls.append(name)
+        raise RuntimeError("network unreachable")
+
+    monkeypatch.setattr(_data_io, "_cache_dataset", no_network)
+    return calls
+
+
+def test_archive_name_is_read_from_data_dir_before_any_download(tmp_path, offline):
+    # "Coffee" is an archive problem that does not ship with sktime.
+    make_archive_folder(tmp_path, "Coffee")
+    X_tr, y_tr, X_te, y_te, info = load_dataset("Coffee", tmp_path)
+    assert X_tr.shape == (12, 1, 16) and X_te.shape == (8, 1, 16)
+    assert sorted(set(y_tr)) == ["x", "y"] and len(y_te) == 8
+    assert (info.n_channels, info.max_length, info.n_classes) == (1, 16, 2)
+    assert info.equal_length and (info.n_train, info.n_test) == (12, 8)
+    assert offline == []
+
+
+def test_own_dataset_outside_the_archive_list_is_read_from_data_dir(tmp_path, offline):
+    make_archive_folder(tmp_path, "MyClinic")
+    assert load_dataset("MyClinic", str(tmp_path))[-1].n_train == 12
+    assert offline == []
+
+
+def test_shipped_dataset_needs_neither_data_dir_nor_network(tmp_path, offline):
+    X_tr, *_, info = load_dataset.__wrapped__("ItalyPowerDemand", tmp_path)  # bypass the cache
+    assert X_tr.shape == (67, 1, 24) and info.n_test == 1029
+    assert offline == []
+
+
+def test_offline_with_nothing_local_says_how_to_provide_the_files(tmp_path, offline):
+    with pytest.raises(DatasetNotFoundError) as exc:
+        load_dataset("Coffee", tmp_path)
+    assert offline == ["Coffee"]  # it did try sktime's downloader
+    message = str(exc.value)
+    assert "network unreachable" in message and "timeseriesclassification.com" in message
+    assert str(tmp_path / "Coffee" / "Coffee_TRAIN.ts") in message
+    assert "Coffee_TEST.ts" in message and "--data-dir" in message
+
+
+def test_unknown_name_is_refused_before_any_download(offline):
+    with pytest.raises(ValueError, match=r"gunpoint \(did you mean GunPoint\?\)"):
+        load_dataset("gunpoint")
+    with pytest.raises(ValueError, match="not a UCR/UEA archive name"):
+        load_dataset("NoSuchProblem")
+    assert offline == []
+
+
+def test_cli_runs_on_a_data_dir_dataset(tmp_path, offline, capsys):
+    data, out = make_archive_folder(tmp_path / "ts", "Coffee"), tmp_path / "res"
+    argv = ["--datasets", "Coffee", "--data-dir", str(data), "--models", "minirocket",
+            "--seeds", "1", "--output", str(out), "--no-progress"]
+    assert main(argv) == 0
+    results = pd.read_csv(out / "results.csv", keep_default_na=False)
+    assert results["dataset"].tolist() == ["Coffee"] and results["error"].tolist() == [""]
+    assert results["accuracy"].iloc[0] == 1.0  # classes 3 std apart
+    assert offline == []
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--datasets", "Coffee"], "pass --data-dir"),
+        (["--datasets", "Nope"], "unknown dataset"),
+        (["--datasets", "GunPoint", "--data-dir", "/no/such/folder"], "is not a folder"),
+    ],
+)
+def test_cli_dataset_errors_are_clear(argv, message, offline, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main([*argv, "--models", "minirocket", "--no-progress"])
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
