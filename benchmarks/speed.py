@@ -42,7 +42,7 @@ import sys
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -51,9 +51,13 @@ import pandas as pd
 import torch
 from skorch.callbacks import Callback
 
+from sktspt._base import TARGET_TOKENS  # what patch_size="auto" aims at
+from sktspt.benchmark.datasets import load_dataset
+from sktspt.benchmark.report import md_table
+from sktspt.benchmark.run import Timing, cpu_count, timed, torch_threads
+
 ROOT = Path(__file__).resolve().parents[1]
 DOCS_PAGE = ROOT / "docs" / "performance.md"
-TARGET_TOKENS = 32  # what patch_size="auto" aims at (sktspt._base.TARGET_TOKENS)
 
 
 # --- configuration -----------------------------------------------------------------------
@@ -94,25 +98,7 @@ QUICK = SpeedConfig(
 
 
 # --- clocks, memory, machine ---------------------------------------------------------------
-@dataclass
-class Timing:
-    """Wall and process-CPU seconds of one measured span."""
-
-    wall: float
-    cpu: float
-
-
-@contextlib.contextmanager
-def timed() -> Iterator[Timing]:
-    """Measure the enclosed block on both clocks; the result is filled on exit."""
-    t = Timing(0.0, 0.0)
-    w0, c0 = time.perf_counter(), time.process_time()
-    try:
-        yield t
-    finally:
-        t.wall, t.cpu = time.perf_counter() - w0, time.process_time() - c0
-
-
+# Timing, timed (wall and CPU clocks) and torch_threads come from sktspt.benchmark.run.
 def _median_timing(timings: Sequence[Timing]) -> Timing:
     return Timing(statistics.median(t.wall for t in timings),
                   statistics.median(t.cpu for t in timings))
@@ -180,23 +166,12 @@ def cpu_model() -> str:
 def machine_info() -> dict:
     return {
         "cpu": cpu_model(),
-        "cpu_count": os.cpu_count() or 1,
+        "cpu_count": cpu_count(),
         "torch": torch.__version__,
         "threads": torch.get_num_threads(),
         "python": platform.python_version(),
         "platform": f"{platform.system()} {platform.machine()}",
     }
-
-
-@contextlib.contextmanager
-def torch_threads(n: int) -> Iterator[None]:
-    """Run the block with ``n`` torch threads, restoring the previous setting."""
-    old = torch.get_num_threads()
-    torch.set_num_threads(int(n))
-    try:
-        yield
-    finally:
-        torch.set_num_threads(old)
 
 
 # --- FLOPs -------------------------------------------------------------------------------
@@ -283,10 +258,8 @@ def synthetic_panel(n: int, n_channels: int, n_timepoints: int, seed: int = 0,
 
 
 def load_gunpoint() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    from sktime.datasets import load_gunpoint as load
-
-    X, y = load(split="train", return_X_y=True, return_type="numpy3D")
-    Xt, yt = load(split="test", return_X_y=True, return_type="numpy3D")
+    """GunPoint's default split as float32 arrays, through the accuracy benchmark's loader."""
+    X, y, Xt, yt, _ = load_dataset("GunPoint")
     return X.astype(np.float32), y, Xt.astype(np.float32), yt
 
 
@@ -600,7 +573,7 @@ def measure_levers(cfg: SpeedConfig, log: Callable = print) -> list[dict]:
 def _thread_lever(X, y, cfg: SpeedConfig) -> list[dict]:
     """One process with 1 vs all torch threads: wall time is what matters here."""
     rows = []
-    counts = sorted({1, os.cpu_count() or 1})
+    counts = sorted({1, cpu_count()})
     res: dict[int, list[Timing]] = {n: [] for n in counts}
     for _ in range(3):
         for n in counts:
@@ -720,10 +693,8 @@ def _fmt(v) -> str:
 
 def markdown_table(df: pd.DataFrame, columns: Sequence[str] | None = None) -> str:
     df = df if columns is None else df[[c for c in columns if c in df.columns]]
-    head = "| " + " | ".join(df.columns) + " |"
-    sep = "|" + "|".join("---" for _ in df.columns) + "|"
-    body = ["| " + " | ".join(_fmt(v) for v in row) + " |" for row in df.itertuples(index=False)]
-    return "\n".join([head, sep, *body])
+    return md_table(list(df.columns), [[_fmt(v) for v in row]
+                                       for row in df.itertuples(index=False)])
 
 
 TRAINING_COLUMNS = (

@@ -33,6 +33,7 @@ __all__ = [
     "machine_description",
     "markdown_page",
     "markdown_tables",
+    "md_table",
     "plot_accuracy",
     "plot_critical_difference",
     "plot_pairwise",
@@ -79,7 +80,17 @@ def accuracy_matrix(results: pd.DataFrame) -> pd.DataFrame:
                           columns=_label_order(summary))
 
 
-def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+def md_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A Markdown (GitHub) table of strings, header first.
+
+    Examples
+    --------
+    >>> from sktspt.benchmark.report import md_table
+    >>> print(md_table(["model", "accuracy"], [["spt-span", "0.958"]]))
+    | model | accuracy |
+    |---|---|
+    | spt-span | 0.958 |
+    """
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
@@ -130,16 +141,16 @@ def markdown_tables(results: pd.DataFrame, skipped: Sequence[Skipped] = ()) -> s
     ]
     parts = [
         "## Accuracy (mean ± std over seeds)", "",
-        _md_table(["dataset", *labels], matrix), "",
+        md_table(["dataset", *labels], matrix), "",
         *([*notes, ""] if notes else []),
         "## Per dataset and model", "",
-        _md_table(["dataset", "model", "accuracy", "seeds", "fit s", "predict s", "params"],
+        md_table(["dataset", "model", "accuracy", "seeds", "fit s", "predict s", "params"],
                   detail),
     ]
     failed = results[results["error"] != ""]
     if len(failed):
         parts += ["", "## Failed jobs", "",
-                  _md_table(["dataset", "model", "seed", "depth", "error"],
+                  md_table(["dataset", "model", "seed", "depth", "error"],
                             [[r.dataset, r.model, r.seed, r.depth, r.error.replace("|", "/")]
                              for r in failed.itertuples()])]
     return "\n".join(parts) + "\n"
