@@ -1,0 +1,344 @@
+"""Lighthouse attention: hierarchical sparse attention for training on long series.
+
+Lighthouse (Peng, Ghosh & Quesnelle 2026) is a *training-only* wrapper around ordinary
+``scaled_dot_product_attention`` that makes attention over thousands of tokens cheaper
+and leaves an ordinary dense model behind. This is the bidirectional (non-causal)
+variant, so no causal shift is needed:
+
+1. **Pyramid.** Queries, keys and values are average-pooled together into ``levels``
+   levels (level 0 = tokens, level ``l`` = windows of ``pool**l`` tokens). Padding and
+   missing tokens (``keep`` False) are left out of every mean; a window with no kept
+   token is invalid.
+2. **Scores, without gradients.** Each window scores ``max ||q||`` and ``max ||k||``
+   over its kept tokens (per head); invalid windows score below every valid one.
+3. **Selection per tile, coarse to fine.** The timeline is cut into tiles of
+   ``tile_windows`` coarsest windows. In each tile, at each level from the coarsest,
+   the candidates are ranked: ``ceil(topk / 2)`` by query score, then ``topk // 2`` of
+   the rest by key score. The selected windows are refined into their ``pool``
+   children, which are the next level's candidates; the others **stay as coarse
+   summaries**. At level 0 every remaining candidate is kept as a token. Summaries and
+   tokens therefore partition the timeline: every position is covered exactly once.
+   A tile of ``T`` tokens becomes ``T / pool**(levels-1) + (levels-1)(pool-1) topk``
+   entries.
+4. **Attention.** The entries of all tiles are gathered into one sequence ordered by
+   position, plain SDPA runs on it (invalid entries are masked out as keys; ALiBi acts
+   on the entries' centres), and each entry's output is scattered back to every
+   position its window covers.
+
+With ``levels=1`` the sequence is the tokens themselves and the result is exactly SDPA's.
+Because tiles have a fixed size, the selection in a tile never depends on how much
+padding follows the series. Gradients flow through the pooled means to every kept
+query, key and value; selection itself has none.
+
+The estimators apply it through :class:`LighthouseSchedule`, a skorch callback that
+installs it on every layer but the first and the last (those stay dense), switches to
+dense attention for the last ``recovery`` fraction of a phase's optimizer steps, and
+removes it when training ends. Attention in eval mode (validation, prediction,
+``transform``) is always dense, so a fitted or saved model is an ordinary one.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from skorch.callbacks import Callback
+
+__all__ = [
+    "ATTENTIONS",
+    "Lighthouse",
+    "LighthouseSchedule",
+    "check_attention_params",
+    "lighthouse_attention",
+    "select_entries",
+    "set_sparse_attention",
+]
+
+ATTENTIONS = ("dense", "lighthouse")
+#: Coarsest windows per tile. 64 keeps a tile of the default pyramid (pool 4, 3 levels)
+#: at 1024 tokens: 112 entries, about a ninth of the tokens (``docs/lighthouse.md``).
+TILE_WINDOWS = 64
+
+
+@dataclass(frozen=True)
+class Lighthouse:
+    """The settings of Lighthouse attention; calling it runs :func:`lighthouse_attention`.
+
+    A plain frozen dataclass (not a module) so that installing it on a layer adds
+    nothing to the state dict.
+    """
+
+    levels: int = 3
+    pool: int = 4
+    topk: int = 8
+    tile_windows: int = TILE_WINDOWS
+
+    @property
+    def tile_tokens(self) -> int:
+        """Tokens per tile (fixed, so that padding never moves tile boundaries)."""
+        return self.tile_windows * self.pool ** (self.levels - 1)
+
+    def __call__(self, q, k, v, keep, slopes=None, dropout_p: float = 0.0) -> torch.Tensor:
+        return lighthouse_attention(q, k, v, keep, self, slopes=slopes, dropout_p=dropout_p)
+
+
+@dataclass
+class Entries:
+    """The compressed sequence of each ``(series, head)``: ``(n, h, S)`` integer tensors.
+
+    ``flat``: index into the concatenated pyramid (level 0 first); ``start`` and
+    ``size``: the window's first token and its number of tokens; ``level``: its level.
+    Entries are sorted by ``start``; ``levels`` keeps, per level, the summaries and the
+    selected windows as local tile indices (for inspection and tests).
+    """
+
+    flat: torch.Tensor
+    start: torch.Tensor
+    size: torch.Tensor
+    level: torch.Tensor
+    levels: list
+
+
+def _tile_shape(n_tokens: int, cfg: Lighthouse) -> int:
+    """Tokens of the padded timeline: a multiple of the tile (one exact tile at ``levels=1``)."""
+    if cfg.levels == 1:
+        return n_tokens
+    tile = cfg.tile_tokens
+    return tile * math.ceil(n_tokens / tile)
+
+
+def _pooled_scores(norms: torch.Tensor, valid: torch.Tensor, cfg: Lighthouse) -> list:
+    """Per level, the max of ``norms`` over each window's kept tokens; -1 where none."""
+    x = norms.masked_fill(~valid[:, None, :], -1.0)
+    out = [x]
+    for _ in range(1, cfg.levels):
+        x = x.unflatten(-1, (-1, cfg.pool)).amax(-1)
+        out.append(x)
+    return out
+
+
+@torch.no_grad()
+def select_entries(q: torch.Tensor, k: torch.Tensor, keep: torch.Tensor,
+                   cfg: Lighthouse) -> Entries:
+    """Steps 2 and 3: which windows form the compressed sequence (no gradients).
+
+    ``q`` and ``k``: ``(n, h, N, d)`` with ``N`` already padded to :func:`_tile_shape`;
+    ``keep``: ``(n, N)``.
+    """
+    n, h, N, _ = q.shape
+    p, L = cfg.pool, cfg.levels
+    tile = N if L == 1 else cfg.tile_tokens
+    nt = N // tile
+    qs = _pooled_scores(q.float().norm(dim=-1), keep, cfg)
+    ks = _pooled_scores(k.float().norm(dim=-1), keep, cfg)
+    rows = n * h * nt
+    # Per level, scores tiled to (rows, windows of the tile at that level).
+    qs = [s.reshape(rows, -1) for s in qs]
+    ks = [s.reshape(rows, -1) for s in ks]
+    device = q.device
+    cand = torch.arange(tile // p ** (L - 1), device=device).expand(rows, -1)
+    kept: list[tuple[int, torch.Tensor]] = []
+    record = []
+    for level in range(L - 1, 0, -1):
+        nc = cand.shape[1]
+        top = min(cfg.topk, nc)
+        by_q = (top + 1) // 2
+        sq = qs[level].gather(1, cand)
+        sk = ks[level].gather(1, cand)
+        chosen = torch.zeros(rows, nc, dtype=torch.bool, device=device)
+        chosen.scatter_(1, sq.topk(by_q, dim=1).indices, True)
+        if top - by_q:
+            # Already chosen ranks below every window, valid (>= 0) or invalid (-1).
+            sk = sk.masked_fill(chosen, -2.0)
+            chosen.scatter_(1, sk.topk(top - by_q, dim=1).indices, True)
+        summaries = cand[~chosen].view(rows, nc - top)
+        selected = cand[chosen].view(rows, top)
+        kept.append((level, summaries))
+        record.append((level, summaries, selected))
+        cand = (selected[:, :, None] * p + torch.arange(p, device=device)).flatten(1)
+    kept.append((0, cand))
+    record.append((0, cand, cand[:, :0]))
+
+    offsets = np.cumsum([0] + [N // p**lv for lv in range(L)])
+    tile_ids = torch.arange(rows, device=device) % nt
+    flat, start, size, level_id = [], [], [], []
+    for level, idx in kept:
+        c = p**level
+        glob = idx + (tile_ids * (tile // c))[:, None]
+        flat.append(glob + int(offsets[level]))
+        start.append(glob * c)
+        size.append(torch.full_like(idx, c))
+        level_id.append(torch.full_like(idx, level))
+    start = torch.cat(start, 1)
+    order = start.argsort(dim=1)
+
+    def arrange(parts):
+        return torch.cat(parts, 1).gather(1, order).reshape(n, h, -1)
+
+    return Entries(
+        flat=arrange(flat), start=start.gather(1, order).reshape(n, h, -1), size=arrange(size),
+        level=arrange(level_id), levels=record,
+    )
+
+
+def _pyramid(x: torch.Tensor, keep: torch.Tensor, cfg: Lighthouse):
+    """Step 1: ``x`` ``(..., n, h, N, d)`` and its window means over kept tokens, levels
+    concatenated along the token axis; and which entries are valid ``(n, N_all)``."""
+    w = keep.to(x.dtype)[:, None, :, None]
+    total, count = x * w, keep.to(x.dtype)
+    parts, valid = [x], [keep]
+    for _ in range(1, cfg.levels):
+        total = total.unflatten(-2, (-1, cfg.pool)).sum(-2)
+        count = count.unflatten(-1, (-1, cfg.pool)).sum(-1)
+        parts.append(total / count.clamp_min(1.0)[:, None, :, None])
+        valid.append(count > 0)
+    return torch.cat(parts, -2), torch.cat(valid, -1)
+
+
+def lighthouse_attention(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, keep: torch.Tensor,
+    cfg: Lighthouse, slopes: torch.Tensor | None = None, dropout_p: float = 0.0,
+) -> torch.Tensor:
+    """Lighthouse attention of ``q, k, v`` ``(n, h, N, d)``; returns ``(n, h, N, d)``.
+
+    ``keep`` ``(n, N)`` marks tokens that may be attended to (padding and fully missing
+    tokens are False); ``slopes`` ``(h,)`` adds ALiBi on the entries' centres.
+    """
+    n, h, N, d = q.shape
+    padded = _tile_shape(N, cfg)
+    if padded != N:
+        pad = padded - N
+        q, k, v = (F.pad(t, (0, 0, 0, pad)) for t in (q, k, v))
+        keep = F.pad(keep, (0, pad), value=False)
+    entries = select_entries(q, k, keep, cfg)
+    S = entries.flat.shape[-1]
+    stacked, valid_all = _pyramid(torch.stack((q, k, v)), keep, cfg)
+    index = entries.flat[None, ..., None].expand(3, n, h, S, d)
+    qe, ke, ve = stacked.gather(-2, index)
+    valid = valid_all[:, None, :].expand(n, h, -1).gather(-1, entries.flat)
+    bias = torch.zeros(n, h, 1, S, dtype=q.dtype, device=q.device)
+    bias = bias.masked_fill(~valid[:, :, None, :], float("-inf"))
+    if slopes is not None:
+        centre = entries.start.to(q.dtype) + (entries.size.to(q.dtype) - 1) / 2
+        dist = (centre[..., :, None] - centre[..., None, :]).abs()
+        bias = bias - slopes.to(q.dtype)[None, :, None, None] * dist
+    y = F.scaled_dot_product_attention(qe, ke, ve, attn_mask=bias, dropout_p=dropout_p)
+    # Each position takes the output of the one entry whose window covers it.
+    positions = torch.arange(padded, device=q.device).expand(n * h, -1)
+    cover = torch.searchsorted(entries.start.reshape(n * h, S).contiguous(),
+                               positions.contiguous(), right=True) - 1
+    y = y.gather(-2, cover.reshape(n, h, padded, 1).expand(-1, -1, -1, d))
+    return y[:, :, :N]
+
+
+# --- estimators ---------------------------------------------------------------------------
+def _as_int(value, name: str, low: int) -> int:
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer) or (
+            value < low):
+        shown = value.item() if isinstance(value, np.generic) else value
+        raise ValueError(f"{name} must be an integer >= {low}, got {shown!r}.")
+    return int(value)
+
+
+def check_attention_params(est) -> Lighthouse | None:
+    """Validate ``attention`` and the ``lighthouse_*`` parameters of an estimator.
+
+    Returns the :class:`Lighthouse` settings, or None for dense attention.
+    """
+    attention = getattr(est, "attention", "dense")
+    if attention not in ATTENTIONS:
+        raise ValueError(f"attention must be one of {ATTENTIONS}, got {attention!r}.")
+    cfg = Lighthouse(
+        levels=_as_int(getattr(est, "lighthouse_levels", 3), "lighthouse_levels", 1),
+        pool=_as_int(getattr(est, "lighthouse_pool", 4), "lighthouse_pool", 2),
+        topk=_as_int(getattr(est, "lighthouse_topk", 8), "lighthouse_topk", 1),
+    )
+    recovery = getattr(est, "lighthouse_recovery", 0.1)
+    if isinstance(recovery, bool | np.bool_) or not isinstance(
+            recovery, int | float | np.number) or not 0.0 <= float(recovery) <= 1.0:
+        shown = recovery.item() if isinstance(recovery, np.generic) else recovery
+        raise ValueError(f"lighthouse_recovery must be a number in [0, 1], got {shown!r}.")
+    if attention == "dense":
+        return None
+    if cfg.tile_tokens > 2**24:
+        raise ValueError(
+            f"lighthouse_pool={cfg.pool} and lighthouse_levels={cfg.levels} make tiles of "
+            f"{cfg.tile_tokens} tokens; lower one of them."
+        )
+    depth = getattr(est, "depth", None)
+    if isinstance(depth, int | np.integer) and not isinstance(depth, bool) and depth < 3:
+        raise ValueError(
+            f"attention='lighthouse' needs depth >= 3, got depth={int(depth)}: the first and "
+            "last layers always stay dense, so there would be no layer to make sparse."
+        )
+    return cfg
+
+
+def _middle_attentions(module: torch.nn.Module) -> list:
+    """The attention of every encoder layer but the first and last, in every encoder."""
+    from .encoder import SelfAttention, TransformerEncoder
+
+    found = []
+    for sub in module.modules():
+        if isinstance(sub, TransformerEncoder):
+            for layer in list(sub.layers)[1:-1]:
+                found += [m for m in layer.modules() if isinstance(m, SelfAttention)]
+    return found
+
+
+def set_sparse_attention(module: torch.nn.Module, cfg: Lighthouse | None) -> int:
+    """Install ``cfg`` (None: dense) on the middle layers of ``module``'s encoders.
+
+    Returns the number of attention blocks changed. The setting acts in training mode
+    only; eval mode is always dense.
+    """
+    blocks = _middle_attentions(module)
+    for attn in blocks:
+        attn.sparse_attention = cfg
+    return len(blocks)
+
+
+class LighthouseSchedule(Callback):
+    """Lighthouse attention for a phase's first steps, dense for the last ``recovery``.
+
+    ``total_steps`` is the phase's planned optimizer steps; the last
+    ``ceil(recovery * total_steps)`` run dense on the same weights. Steps already in the
+    net's history count, so a resumed fit switches at the same step, and a warm start
+    continues dense. Attention is dense again when training ends.
+    """
+
+    def __init__(self, lighthouse: Lighthouse, total_steps: int, recovery: float = 0.1):
+        self.lighthouse = lighthouse
+        self.total_steps = total_steps
+        self.recovery = recovery
+
+    def initialize(self):
+        self.steps_ = 0
+        self.dense_from_ = self.total_steps - math.ceil(self.recovery * self.total_steps)
+        return self
+
+    def on_train_begin(self, net, **kwargs) -> None:
+        from ..callbacks import _steps
+
+        self.steps_ = _steps(net.history)
+        if not _middle_attentions(net.module_):
+            warnings.warn(
+                "attention='lighthouse' has no effect: the encoder has fewer than 3 layers "
+                "(the first and last layers always stay dense).", UserWarning, stacklevel=2,
+            )
+
+    def on_batch_begin(self, net, batch=None, training=False, **kwargs) -> None:
+        if training:
+            sparse = self.steps_ < self.dense_from_
+            set_sparse_attention(net.module_, self.lighthouse if sparse else None)
+
+    def on_batch_end(self, net, batch=None, training=False, **kwargs) -> None:
+        if training:
+            self.steps_ += 1
+
+    def on_train_end(self, net, **kwargs) -> None:
+        set_sparse_attention(net.module_, None)
