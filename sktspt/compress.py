@@ -130,7 +130,7 @@ def _min_sum(diam: np.ndarray, depth: int, groups: int, limit: float) -> list[tu
 
 
 def plan_groups(
-    distances: np.ndarray, max_depth: int | None = None, tolerance: float | None = 0.05
+    distances: np.ndarray, max_depth: int | None = None, tolerance: float | None = 0.1
 ) -> list[tuple[int, int]]:
     """Contiguous groups of layers, found by exact dynamic programming.
 
@@ -141,7 +141,7 @@ def plan_groups(
     max_depth : int or None, default=None
         Most groups (layers kept). When ``tolerance`` needs more, the plan with
         ``max_depth`` groups whose largest diameter is smallest is taken.
-    tolerance : float or None, default=0.05
+    tolerance : float or None, default=0.1
         Largest diameter allowed in a group; None: only ``max_depth`` decides.
 
     Returns
@@ -245,7 +245,7 @@ def _rebuild(estimator, depth: int, encoder, groups, distances):
 
 
 def fuse_layers(
-    estimator, X, max_depth=None, tolerance=0.05, *, steps=300, finetune_steps=0, lr=3e-4,
+    estimator, X, max_depth=None, tolerance=0.1, *, steps=300, finetune_steps=0, lr=3e-4,
     batch_size=32, max_series=1024, random_state=0,
 ):
     """Fuse groups of redundant layers of a fitted estimator into one layer each (TWT).
@@ -260,7 +260,7 @@ def fuse_layers(
     max_depth : int or None, default=None
         Most layers to keep. When ``tolerance`` would keep more, the ``max_depth``
         groups with the smallest largest diameter are fused.
-    tolerance : float or None, default=0.05
+    tolerance : float or None, default=0.1
         Largest diameter (distance between two outputs inside a group, in units of
         mean ``1 - cos``) of a group that is fused; None leaves the choice to
         ``max_depth``. ``tolerance=0`` fuses only layers that change nothing.

@@ -123,11 +123,19 @@ def check_exit_params(est) -> None:
 
 
 def _padded(t: torch.Tensor, size: int, fill: float | bool = 0) -> torch.Tensor:
-    """``t`` with rows of ``fill`` appended up to ``size`` rows."""
-    missing = size - t.shape[0]
-    if missing <= 0:
+    """``t`` with rows of ``fill`` appended up to a multiple of ``size`` rows."""
+    missing = -t.shape[0] % size
+    if missing == 0:
         return t
     return torch.cat([t, t.new_full((missing, *t.shape[1:]), fill)])
+
+
+def _per_pass(fn, batch: int, *tensors: torch.Tensor) -> torch.Tensor:
+    """``fn`` on consecutive passes of ``batch`` rows (fixed shape), concatenated."""
+    n = tensors[0].shape[0]
+    if n == batch:
+        return fn(*tensors)
+    return torch.cat([fn(*(t[s : s + batch] for t in tensors)) for s in range(0, n, batch)])
 
 
 def early_exit_pass(
@@ -147,10 +155,12 @@ def early_exit_pass(
     min_layer : int
         First layer (1-based) at which a series may exit.
     batch : int
-        Rows of every pass. Each layer runs only on the series still active, gathered
-        into passes of exactly ``batch`` rows (the last one filled with zeros), so a row's
-        result depends on its own series only, as in :meth:`SPTBase._infer`, and the
-        full model's passes are reproduced exactly when no series exits early.
+        Rows of every pass. The series still active are kept together, padded with
+        filler rows to a multiple of ``batch``, and every layer runs on passes of exactly
+        ``batch`` rows; after a layer where series exit, the rest are gathered again, so
+        exited series stop costing compute. A row's result depends on its own series
+        only, as in :meth:`SPTBase._infer`, and when no series exits early the full
+        model's passes are reproduced exactly.
 
     Returns
     -------
@@ -163,54 +173,51 @@ def early_exit_pass(
     encoder = module.encoder
     n = X.shape[0]
     depth = len(encoder.layers)
-    h = keep = prev = None
-    for start in range(0, n, batch):
-        xb = _padded(X[start : start + batch], batch)
+
+    def tokens(xb):
         x, observed = split_input(xb)
-        hb, kb = encoder.tokens(x, observed, observed)
-        if h is None:
-            h = hb.new_empty((n, *hb.shape[1:]))
-            keep = kb.new_empty((n, *kb.shape[1:]))
-            prev = hb.new_empty((n, hb.shape[2]))
-        m = min(batch, n - start)
-        h[start : start + m], keep[start : start + m] = hb[:m], kb[:m]
-        if threshold is not None and min_layer <= 1:
-            prev[start : start + m] = masked_mean(encoder.norm(hb), kb)[:m]
+        h, keep = encoder.tokens(x, observed, observed)
+        return torch.cat([h, keep[..., None].to(h.dtype)], dim=-1)
+
+    def pool(h, keep):
+        return masked_mean(encoder.norm(h), keep)
+
+    both = _per_pass(tokens, batch, _padded(X, batch))
+    h, keep = both[..., :-1], both[..., -1] > 0
+    rows = _padded(torch.arange(n, device=h.device), batch, -1)
+    keep = keep | (rows < 0)[:, None]  # filler rows: all tokens kept, no empty softmax
+    prev = None
+    if threshold is not None and min_layer <= 1:
+        prev = _per_pass(pool, batch, h, keep)
     logits = pooled = None
     exit_layer = torch.full((n,), depth, dtype=torch.long)
-    active = torch.arange(n)
     for number, layer in enumerate(encoder.layers, start=1):
-        still = []
-        for start in range(0, len(active), batch):
-            rows = active[start : start + batch]
-            m = len(rows)
-            kb = _padded(keep[rows], batch, True)
-            out = layer(_padded(h[rows], batch), kb)
-            done = torch.full((m,), number == depth)
-            # Pooling is needed where a series may exit here or at the next layer.
-            pb = None
-            if number == depth or threshold is not None and number >= min_layer - 1:
-                pb = masked_mean(encoder.norm(out), kb)
-            if threshold is not None and min_layer <= number < depth:
-                cos = F.cosine_similarity(pb, _padded(prev[rows], batch), dim=-1)[:m]
-                done = cos.cpu() >= threshold
-            if done.any():
-                # The head runs on the whole pass (a fixed shape), as in the full model.
-                lb = module.head(pb)
-                if logits is None:
-                    logits = lb.new_empty((n, lb.shape[1]))
-                    pooled = pb.new_empty((n, pb.shape[1]))
-                out_rows, fin = rows[done], done.nonzero().flatten()
-                logits[out_rows], pooled[out_rows] = lb[fin], pb[fin]
-                exit_layer[out_rows] = number
-            rest = (~done).nonzero().flatten()
-            h[rows[rest]] = out[rest]
-            if pb is not None:
-                prev[rows[rest]] = pb[rest]
-            still.append(rows[rest])
-        active = torch.cat(still) if still else active[:0]
-        if not len(active):
-            break
+        h = _per_pass(layer, batch, h, keep)
+        last = number == depth
+        pb = None
+        if last or threshold is not None and number >= min_layer - 1:
+            pb = _per_pass(pool, batch, h, keep)
+        if last:
+            done = rows >= 0
+        elif threshold is not None and number >= min_layer:
+            done = (F.cosine_similarity(pb, prev, dim=-1) >= threshold) & (rows >= 0)
+        else:
+            prev = pb
+            continue
+        if bool(done.any()):
+            # The head runs on whole passes (a fixed shape), as in the full model.
+            lb = _per_pass(module.head, batch, pb)
+            if logits is None:
+                logits = lb.new_empty((n, lb.shape[1]))
+                pooled = pb.new_empty((n, pb.shape[1]))
+            out = rows[done]
+            logits[out], pooled[out], exit_layer[out.cpu()] = lb[done], pb[done], number
+            stay = ~done & (rows >= 0)
+            if not bool(stay.any()):
+                break
+            h, keep = _padded(h[stay], batch), _padded(keep[stay], batch, True)
+            pb, rows = _padded(pb[stay], batch), _padded(rows[stay], batch, -1)
+        prev = pb
     return logits, pooled, exit_layer
 
 
