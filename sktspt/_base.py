@@ -33,6 +33,7 @@ from .loaders import TensorBatchIterator
 from .masking import MASKINGS
 from .nn.ensemble import Ensemble
 from .nn.heads import LeJEPAModel, ReconstructionModel
+from .nn.lighthouse import LighthouseSchedule, check_attention_params
 from .nn.positional import POSITIONALS
 from .nn.tokenizers import TOKENIZERS
 from .nn.whitebox import ARCHITECTURES
@@ -167,6 +168,7 @@ class SPTBase(BaseEstimator):
             0.0 <= float(lam) <= 1.0
         ):
             raise ValueError(f"sigreg_lambda must be a number in [0, 1], got {_show(lam)}.")
+        check_attention_params(self)
 
     def _check_numbers(self) -> None:
         """Ranges that torch would otherwise reject deep inside fit, or not at all."""
@@ -456,6 +458,10 @@ class SPTBase(BaseEstimator):
             ("grad_clip", GradientNormClipping(gradient_clip_value=1.0)),
             ("finite_loss", FiniteLoss()),
         ]
+        lighthouse = check_attention_params(self)
+        if lighthouse is not None:  # sparse in training, dense for the last steps
+            callbacks.append(("lighthouse", LighthouseSchedule(
+                lighthouse, steps, float(getattr(self, "lighthouse_recovery", 0.1)))))
         if has_valid:
             patience = epochs if self.patience is None else self.patience
             callbacks.append(("best_epoch", EarlyStopping(

@@ -134,6 +134,24 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         layer. Can be set after fitting (``set_params``); see :meth:`exit_layers`.
     min_exit_layer : int, default=2
         First layer (1-based) at which ``early_exit`` may stop a series.
+    attention : {"dense", "lighthouse"}, default="dense"
+        Attention in training. ``"lighthouse"``: Lighthouse hierarchical sparse attention
+        (:mod:`sktspt.nn.lighthouse`) in every layer but the first and last (needs
+        ``depth >= 3``), for the first ``1 - lighthouse_recovery`` of each phase's
+        optimizer steps, then dense attention on the same weights. Validation, prediction
+        and ``transform`` are always dense, so the fitted model is an ordinary one. It
+        pays only on long inputs (thousands of tokens, see ``docs/lighthouse.md``).
+    lighthouse_levels : int, default=3
+        Levels of the Lighthouse pyramid (level ``l`` pools ``lighthouse_pool**l``
+        tokens); 1 is exactly dense attention.
+    lighthouse_pool : int, default=4
+        Pooling factor between levels.
+    lighthouse_topk : int, default=8
+        Windows refined per tile and level (half by query norm, half by key norm); the
+        other windows stay in as coarse summaries.
+    lighthouse_recovery : float, default=0.1
+        Fraction in ``[0, 1]`` of each phase's last optimizer steps trained with dense
+        attention (the recovery phase).
 
     Attributes
     ----------
@@ -206,6 +224,11 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         exit_loss_weight=0.0,
         early_exit=None,
         min_exit_layer=2,
+        attention="dense",
+        lighthouse_levels=3,
+        lighthouse_pool=4,
+        lighthouse_topk=8,
+        lighthouse_recovery=0.1,
     ):
         self.depth = depth
         self.d_model = d_model
@@ -248,6 +271,11 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         self.exit_loss_weight = exit_loss_weight
         self.early_exit = early_exit
         self.min_exit_layer = min_exit_layer
+        self.attention = attention
+        self.lighthouse_levels = lighthouse_levels
+        self.lighthouse_pool = lighthouse_pool
+        self.lighthouse_topk = lighthouse_topk
+        self.lighthouse_recovery = lighthouse_recovery
 
     # --- fit --------------------------------------------------------------------------
     @with_threads

@@ -114,6 +114,24 @@ class SPTPretrainer(EmbeddingTransformerMixin, SPTBase):
         length; useful when shorter series are to be predicted (fit on series of unequal
         length, or NaN-padded, to predict other lengths). Unused by ``"lejepa"``, whose
         views are crops already.
+    attention : {"dense", "lighthouse"}, default="dense"
+        Attention in training. ``"lighthouse"``: Lighthouse hierarchical sparse attention
+        (:mod:`sktspt.nn.lighthouse`) in every layer but the first and last (needs
+        ``depth >= 3``), for the first ``1 - lighthouse_recovery`` of the
+        optimizer steps, then dense attention on the same weights. Validation, prediction
+        and ``transform`` are always dense, so the fitted model is an ordinary one. It
+        pays only on long inputs (thousands of tokens, see ``docs/lighthouse.md``).
+    lighthouse_levels : int, default=3
+        Levels of the Lighthouse pyramid (level ``l`` pools ``lighthouse_pool**l``
+        tokens); 1 is exactly dense attention.
+    lighthouse_pool : int, default=4
+        Pooling factor between levels.
+    lighthouse_topk : int, default=8
+        Windows refined per tile and level (half by query norm, half by key norm); the
+        other windows stay in as coarse summaries.
+    lighthouse_recovery : float, default=0.1
+        Fraction in ``[0, 1]`` of the optimizer steps, at the end, trained with dense
+        attention (the recovery phase).
 
     Attributes
     ----------
@@ -173,6 +191,11 @@ class SPTPretrainer(EmbeddingTransformerMixin, SPTBase):
         n_threads=None,
         mask_channels=None,
         pretrain_crops=None,
+        attention="dense",
+        lighthouse_levels=3,
+        lighthouse_pool=4,
+        lighthouse_topk=8,
+        lighthouse_recovery=0.1,
     ):
         self.depth = depth
         self.d_model = d_model
@@ -205,6 +228,11 @@ class SPTPretrainer(EmbeddingTransformerMixin, SPTBase):
         self.n_threads = n_threads
         self.mask_channels = mask_channels
         self.pretrain_crops = pretrain_crops
+        self.attention = attention
+        self.lighthouse_levels = lighthouse_levels
+        self.lighthouse_pool = lighthouse_pool
+        self.lighthouse_topk = lighthouse_topk
+        self.lighthouse_recovery = lighthouse_recovery
 
     @with_threads
     def fit(self, X, y=None) -> SPTPretrainer:

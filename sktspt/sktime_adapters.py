@@ -88,6 +88,9 @@ class SPTClassifierSktime(BaseClassifier):
         LEAP exit-aware fine-tuning and early exit at prediction, as in
         :class:`~sktspt.SPTClassifier`. (sktime's ``set_params`` resets a fitted
         adapter; to try thresholds on one fitted network, set them on ``estimator_``.)
+    attention, lighthouse_levels, lighthouse_pool, lighthouse_topk, lighthouse_recovery
+        Lighthouse sparse attention in training (dense recovery at the end; prediction
+        is always dense), as in :class:`~sktspt.SPTClassifier`.
 
     All defaults are those of :class:`~sktspt.SPTClassifier`. Its ``warm_start`` is
     left out: sktime's ``fit`` resets the estimator, so there is nothing to continue.
@@ -159,6 +162,11 @@ class SPTClassifierSktime(BaseClassifier):
         exit_loss_weight=0.0,
         early_exit=None,
         min_exit_layer=2,
+        attention="dense",
+        lighthouse_levels=3,
+        lighthouse_pool=4,
+        lighthouse_topk=8,
+        lighthouse_recovery=0.1,
     ):
         self.depth = depth
         self.d_model = d_model
@@ -200,6 +208,11 @@ class SPTClassifierSktime(BaseClassifier):
         self.exit_loss_weight = exit_loss_weight
         self.early_exit = early_exit
         self.min_exit_layer = min_exit_layer
+        self.attention = attention
+        self.lighthouse_levels = lighthouse_levels
+        self.lighthouse_pool = lighthouse_pool
+        self.lighthouse_topk = lighthouse_topk
+        self.lighthouse_recovery = lighthouse_recovery
         super().__init__()
 
     def _fit(self, X, y) -> SPTClassifierSktime:
@@ -274,6 +287,9 @@ class SPTTransformerSktime(BaseTransformer):
     n_threads, mask_channels, pretrain_crops
         CPU threads (None leaves torch alone) and the pretraining options, as in
         :class:`~sktspt.SPTPretrainer`.
+    attention, lighthouse_levels, lighthouse_pool, lighthouse_topk, lighthouse_recovery
+        Lighthouse sparse attention in training (dense recovery at the end; prediction
+        is always dense), as in :class:`~sktspt.SPTPretrainer`.
 
     All defaults are those of :class:`~sktspt.SPTPretrainer`.
 
@@ -339,6 +355,11 @@ class SPTTransformerSktime(BaseTransformer):
         n_threads=None,
         mask_channels=None,
         pretrain_crops=None,
+        attention="dense",
+        lighthouse_levels=3,
+        lighthouse_pool=4,
+        lighthouse_topk=8,
+        lighthouse_recovery=0.1,
     ):
         self.depth = depth
         self.d_model = d_model
@@ -371,6 +392,11 @@ class SPTTransformerSktime(BaseTransformer):
         self.n_threads = n_threads
         self.mask_channels = mask_channels
         self.pretrain_crops = pretrain_crops
+        self.attention = attention
+        self.lighthouse_levels = lighthouse_levels
+        self.lighthouse_pool = lighthouse_pool
+        self.lighthouse_topk = lighthouse_topk
+        self.lighthouse_recovery = lighthouse_recovery
         super().__init__()
 
     def _fit(self, X, y=None) -> SPTTransformerSktime:

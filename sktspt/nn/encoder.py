@@ -43,6 +43,9 @@ class SelfAttention(nn.Module):
             self.register_buffer("slopes", alibi_slopes(n_heads), persistent=False)
         else:
             self.slopes = None
+        #: Training-time sparse attention (a :class:`~sktspt.nn.lighthouse.Lighthouse`),
+        #: set and cleared by a callback; None, and always in eval mode, is dense SDPA.
+        self.sparse_attention = None
 
     def _qkv(self, x: torch.Tensor):
         n, k, d = x.shape
@@ -62,6 +65,9 @@ class SelfAttention(nn.Module):
     def forward(self, x: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
         n, k, d = x.shape
         q, kk, v = self._qkv(x)
+        if self.training and getattr(self, "sparse_attention", None) is not None:
+            y = self.sparse_attention(q, kk, v, keep, self.slopes, self.dropout)
+            return self.out(y.transpose(1, 2).reshape(n, k, d))
         bias = self._bias(keep, k, q.dtype)
         y = F.scaled_dot_product_attention(
             q, kk, v, attn_mask=bias, dropout_p=self.dropout if self.training else 0.0
