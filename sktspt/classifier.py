@@ -43,16 +43,20 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
     training series themselves (``pretrain_epochs``; labels unused), then fine-tunes
     all weights with a fresh classification head on the labels (``max_epochs``).
     ``pretrain_epochs=0`` trains the identical network from scratch: the control to
-    compare with (at equal total epochs, set ``max_epochs`` to the sum).
+    compare with (at equal optimizer steps: ``auto_steps`` doubled, or ``max_epochs``
+    set to the sum of both phases).
 
     Pretraining happens inside ``fit``, so in cross-validation each fold pretrains on
-    its own training part only. The best fine-tuning epoch is chosen on a validation
-    split of the training data (``validation_fraction``), never on test data.
+    its own training part only. By default all training data is used and the last
+    epoch kept; with ``validation_fraction`` the best epoch is chosen on a split of the
+    training data, never on test data.
 
     Parameters
     ----------
     depth, d_model, n_heads, dim_feedforward, dropout, patch_size, positional, normalize
         Network and input handling, as in :class:`~sktspt.SPTPretrainer`.
+    tokenizer : {"conv", "patch"}, default="conv"
+        How tokens are made, as in :class:`~sktspt.SPTPretrainer`.
     architecture : {"transformer", "crate", "attention_only"}, default="transformer"
         Encoder layer, as in :class:`~sktspt.SPTPretrainer`.
     masking, mask_ratio, mean_span
@@ -61,10 +65,14 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         What pretraining optimises, as in :class:`~sktspt.SPTPretrainer`.
     sigreg_lambda : float, default=0.05
         Weight of SIGReg for ``"lejepa"`` and ``"masked+sigreg"``, in ``[0, 1]``.
-    pretrain_epochs : int, default=100
-        Self-pretraining epochs; 0 trains from scratch.
-    max_epochs : int, default=100
-        Fine-tuning epochs.
+    pretrain_epochs : int or "auto", default="auto"
+        Self-pretraining epochs; 0 trains from scratch. ``"auto"``: the epochs that give
+        about ``auto_steps`` optimizer steps (``pretrain_epochs_`` after fit).
+    max_epochs : int or "auto", default="auto"
+        Fine-tuning epochs; ``"auto"`` as for ``pretrain_epochs`` (``max_epochs_``).
+    auto_steps : int, default=1000
+        Optimizer steps per phase that ``"auto"`` epochs aim at: small datasets get
+        enough updates, large ones are not over-trained (``docs/tuning.md``).
     lr, weight_decay, batch_size
         AdamW settings (warm-up then cosine decay per batch) for both phases.
     label_smoothing : float, default=0.1
@@ -74,9 +82,10 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         batch (:class:`~sktspt.augment.Augmentation`); prediction sees the series as given.
         LeJEPA pretraining keeps its own views. Off by default: it helped some datasets in
         training-split CV and cost ACSF1 25-35 points (``docs/tuning.md``).
-    validation_fraction : float, default=0.2
+    validation_fraction : float, default=0.0
         Part of the training data held out (stratified) to pick the best epoch in each
-        phase; 0 keeps the last epoch.
+        phase; 0 trains on all of it and keeps the last epoch (on a few dozen series the
+        held-out part costs more than the choice gains).
     patience : int or None, default=None
         Early-stopping patience in epochs; None runs all epochs and restores the best.
     pretrainer : SPTPretrainer or None, default=None
@@ -189,7 +198,7 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         dim_feedforward=128,
         dropout=0.1,
         patch_size="auto",
-        tokenizer="patch",
+        tokenizer="conv",
         positional="sinusoidal",
         architecture="transformer",
         normalize="auto",
@@ -198,15 +207,15 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         mean_span=None,
         pretrain_objective="masked",
         sigreg_lambda=0.05,
-        pretrain_epochs=100,
-        max_epochs=100,
-        auto_steps=2000,
+        pretrain_epochs="auto",
+        max_epochs="auto",
+        auto_steps=1000,
         lr=1e-3,
         weight_decay=0.01,
         batch_size=16,
         label_smoothing=0.1,
         augment=False,
-        validation_fraction=0.2,
+        validation_fraction=0.0,
         patience=None,
         pretrainer=None,
         warm_start=False,

@@ -10,8 +10,9 @@
 
 A factory receives a :class:`RunConfig` (seed, epochs, depth, the dataset's shape facts and
 the user's ``--model-params``) and returns an unfitted estimator with ``fit`` and
-``predict``. For process workers (loky, dask) the factory must be importable by module name
-(a module-level function or a ``functools.partial`` of one), not a lambda.
+``predict``. Add entries in a script, then call :func:`sktspt.benchmark.main` from it with
+``--models tsf ...``; joblib sends the factory to its workers with cloudpickle, so a lambda
+defined in the script works with parallel workers too.
 """
 
 from __future__ import annotations
@@ -114,6 +115,13 @@ def _minirocket(cfg: RunConfig):
     return make_pipeline(*steps)
 
 
+def _twt(cfg: RunConfig):
+    """SPT fitted, then its redundant layers fused (``sktspt.compress``, default tolerance)."""
+    from ..compress import FusedClassifier
+
+    return FusedClassifier(_spt(cfg), finetune_steps=300, random_state=cfg.seed)
+
+
 def _masking_models() -> dict[str, ModelSpec]:
     from ..masking import MASKINGS
 
@@ -142,6 +150,11 @@ MODELS: dict[str, ModelSpec] = {
     "scratch-crate": ModelSpec(partial(_scratch, architecture="crate")),
     "scratch-attention_only": ModelSpec(partial(_scratch, architecture="attention_only")),
     "minirocket": ModelSpec(_minirocket, neural=False),
+    # Cheaper prediction (issue 15): LEAP early exit with and without the exit loss, and
+    # TWT layer fusion after fit (docs/compression.md).
+    "spt-leap": ModelSpec(partial(_spt, exit_loss_weight=1.0, early_exit=0.95)),
+    "spt-exit": ModelSpec(partial(_spt, early_exit=0.95)),
+    "spt-twt": ModelSpec(_twt),
 }
 
 #: What runs when ``--models`` is not given: SPT with each masking objective, its
