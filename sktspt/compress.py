@@ -35,13 +35,14 @@ import warnings
 
 import numpy as np
 import torch
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import INFERENCE_BATCH
 from .nn.encoder import masked_mean
 from .nn.heads import split_input
 
-__all__ = ["fuse_layers", "layer_distances", "plan_groups"]
+__all__ = ["FusedClassifier", "fuse_layers", "layer_distances", "plan_groups"]
 
 
 def _show(value) -> str:
@@ -372,3 +373,73 @@ def _fuse(estimator, X, max_depth, tolerance, steps, finetune_steps, lr, batch_s
         _train(encoder.layers.parameters(), chained, len(Xp), finetune_steps, batch_size, lr,
                seed + len(groups))
     return _rebuild(estimator, len(groups), encoder, groups, distances)
+
+
+class FusedClassifier(ClassifierMixin, BaseEstimator):
+    """Fit an :class:`~sktspt.SPTClassifier`, then fuse its redundant layers (TWT).
+
+    ``fit(X, y)`` fits a clone of ``estimator`` and replaces it by
+    ``fuse_layers(fitted, X, ...)``, so the compression sees the training data only (in
+    cross-validation, each fold's training part). ``predict``, ``predict_proba`` and
+    ``transform`` use the fused network.
+
+    Parameters
+    ----------
+    estimator : SPTClassifier or None, default=None
+        The classifier to fit and compress; None is ``SPTClassifier()``.
+    max_depth, tolerance, steps, finetune_steps, random_state
+        As in :func:`fuse_layers`.
+
+    Attributes
+    ----------
+    estimator_ : SPTClassifier
+        The fused classifier (its ``fused_groups_`` say which layers were merged).
+    classes_ : ndarray
+        Class labels.
+    depth_ : int
+        Layers kept.
+    """
+
+    def __init__(self, estimator=None, max_depth=None, tolerance=0.1, steps=300,
+                 finetune_steps=300, random_state=0):
+        self.estimator = estimator
+        self.max_depth = max_depth
+        self.tolerance = tolerance
+        self.steps = steps
+        self.finetune_steps = finetune_steps
+        self.random_state = random_state
+
+    def fit(self, X, y) -> FusedClassifier:
+        """Fit a clone of ``estimator`` on ``(X, y)``, then fuse its layers on ``X``."""
+        from .classifier import SPTClassifier
+
+        base = SPTClassifier() if self.estimator is None else clone(self.estimator)
+        fitted = base.fit(X, y)
+        self.estimator_ = fuse_layers(
+            fitted, X, self.max_depth, self.tolerance, steps=self.steps,
+            finetune_steps=self.finetune_steps, random_state=self.random_state,
+        )
+        self.classes_ = self.estimator_.classes_
+        self.depth_ = self.estimator_.depth
+        return self
+
+    def predict(self, X) -> np.ndarray:
+        """Class labels from the fused network."""
+        check_is_fitted(self, "estimator_")
+        return self.estimator_.predict(X)
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Class probabilities from the fused network."""
+        check_is_fitted(self, "estimator_")
+        return self.estimator_.predict_proba(X)
+
+    def transform(self, X) -> np.ndarray:
+        """Pooled embeddings from the fused encoder."""
+        check_is_fitted(self, "estimator_")
+        return self.estimator_.transform(X)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.input_tags.three_d_array = True
+        return tags

@@ -141,3 +141,18 @@ def test_pretrainer_and_bad_arguments(data):
     ens = SPTClassifier(depth=2, pretrain_epochs=0, max_epochs=1, n_estimators=2, **TINY)
     with pytest.raises(ValueError, match="n_estimators"):
         fuse_layers(ens.fit(X, y), X)
+
+
+def test_fused_classifier_fits_then_fuses(data):
+    from sktspt.compress import FusedClassifier
+
+    X, y = data
+    base = SPTClassifier(depth=3, pretrain_epochs=1, max_epochs=2, **TINY)
+    model = FusedClassifier(base, max_depth=2, tolerance=None, steps=10, finetune_steps=10)
+    model.fit(X, y)
+    assert model.depth_ == model.estimator_.depth == 2 and base.depth == 3
+    assert not hasattr(base, "net_")  # a clone was fitted
+    np.testing.assert_array_equal(model.classes_, np.unique(y))
+    assert model.predict(X).shape == (len(X),)
+    assert model.predict_proba(X).shape == (len(X), 2)
+    assert clone(model).get_params()["max_depth"] == 2
