@@ -7,7 +7,8 @@
 2. a local folder (``--data-dir``) laid out as the archive distributes the files,
    ``<data_dir>/<Name>/<Name>_TRAIN.ts`` and ``<data_dir>/<Name>/<Name>_TEST.ts``;
 3. sktime's own downloader (timeseriesclassification.com, then sktime's mirror), which
-   caches the files in ``--data-dir`` when one is given, else in sktime's ``local_data``.
+   caches the files in ``--data-dir`` when one is given, else in sktime's ``local_data``
+   (which is searched before downloading again).
 
 Offline, with the files nowhere local, the error says where to put them.
 """
@@ -85,8 +86,13 @@ def _has_ts_files(folder: str | os.PathLike | None, name: str) -> bool:
 
 
 def _find(name: str, data_dir: str | os.PathLike | None) -> str | None:
-    """Folder holding ``<name>/<name>_TRAIN.ts`` and ``_TEST.ts``: sktime's own, then ours."""
-    for folder in (_sktime_data_dir(), data_dir):
+    """Folder holding ``<name>/<name>_TRAIN.ts`` and ``_TEST.ts``.
+
+    sktime's shipped data first, then ``data_dir``, then sktime's download cache
+    (``sktime/datasets/local_data``, where earlier downloads without ``data_dir`` went).
+    """
+    shipped = _sktime_data_dir()
+    for folder in (shipped, data_dir, shipped.parent / "local_data"):
         if _has_ts_files(folder, name):
             return str(folder)
     return None
