@@ -37,6 +37,7 @@ from .nn.lighthouse import LighthouseSchedule, check_attention_params
 from .nn.positional import POSITIONALS
 from .nn.tokenizers import TOKENIZERS
 from .nn.whitebox import ARCHITECTURES
+from .precision import autocast, autocast_dtype, check_precision, matmul_precision
 from .progress import PhaseProgress, PhaseTable
 from .training import LeJEPANet, MaskedPretrainNet, MaskedSigRegNet, WarmupCosine
 
@@ -68,7 +69,8 @@ def _check_n_threads(n_threads) -> None:
 def with_threads(method):
     """Run ``method`` with ``torch.set_num_threads(self.n_threads)``, then restore the count.
 
-    ``n_threads=None`` leaves torch's setting alone.
+    ``n_threads=None`` leaves torch's setting alone. On CUDA, TF32 matmuls are allowed
+    for the call unless ``precision="float32"`` (:func:`sktspt.precision.matmul_precision`).
     """
 
     @wraps(method)
@@ -76,15 +78,21 @@ def with_threads(method):
         n_threads = getattr(self, "n_threads", None)
         _check_n_threads(n_threads)
         if n_threads is None:
-            return method(self, *args, **kwargs)
+            return _with_matmul_precision(self, method, args, kwargs)
         before = torch.get_num_threads()
         torch.set_num_threads(int(n_threads))
         try:
-            return method(self, *args, **kwargs)
+            return _with_matmul_precision(self, method, args, kwargs)
         finally:
             torch.set_num_threads(before)
 
     return wrapper
+
+
+def _with_matmul_precision(self, method, args, kwargs):
+    device = resolve_device(getattr(self, "device", "cpu"))
+    with matmul_precision(getattr(self, "precision", "auto"), device):
+        return method(self, *args, **kwargs)
 
 
 def resolve_device(device: str) -> str:
@@ -168,6 +176,7 @@ class SPTBase(BaseEstimator):
             0.0 <= float(lam) <= 1.0
         ):
             raise ValueError(f"sigreg_lambda must be a number in [0, 1], got {_show(lam)}.")
+        check_precision(getattr(self, "precision", "auto"))
         check_attention_params(self)
 
     def _check_numbers(self) -> None:
@@ -429,6 +438,11 @@ class SPTBase(BaseEstimator):
             callbacks__print_log=self._print_log(phase),
             device=self._device,
             verbose=self.verbose,
+            # A fit (n > 0) raises for a precision the device cannot train in; a net built
+            # to load a saved model (n == 0) falls back to float32 there instead.
+            precision=autocast_dtype(
+                getattr(self, "precision", "auto"), self._device, training=n > 0
+            ),
         )
 
     def _print_log(self, phase: str | None):
@@ -633,6 +647,12 @@ class SPTBase(BaseEstimator):
             tokens <= base, base, base * 2.0 ** np.ceil(np.log2(np.maximum(tokens, 1) / base))
         ).astype(np.int64)
 
+    def _autocast(self):
+        """Autocast for prediction: ``precision`` on this device (float32 where it cannot run)."""
+        device = self._device
+        dtype = autocast_dtype(getattr(self, "precision", "auto"), device, training=False)
+        return autocast(device, dtype)
+
     def _infer(self, forward, module: torch.nn.Module, X: np.ndarray) -> np.ndarray:
         """``forward`` on prepared X in eval mode, each series in a pass of fixed shape.
 
@@ -652,7 +672,7 @@ class SPTBase(BaseEstimator):
         was_training = module.training
         module.eval()
         try:
-            with torch.no_grad():
+            with torch.no_grad(), self._autocast():
                 for length in np.unique(buckets) * p:
                     rows = np.flatnonzero(buckets * p == length)
                     group = X[rows, :, : min(t, length)]

@@ -162,6 +162,14 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         Fraction in ``[0, 1]`` of each phase's last optimizer steps trained with dense
         attention (the recovery phase).
 
+    precision : {"auto", "float32", "bfloat16", "float16"}, default="auto"
+        Numeric precision of training and prediction (:mod:`sktspt.precision`): autocast
+        of the network to bfloat16 or float16 (float16 with loss scaling, CUDA only),
+        losses and SIGReg in float32, weights always float32; on CUDA, TF32 matmuls
+        unless ``"float32"``. ``"auto"``: bfloat16 on a CUDA GPU that supports it,
+        float32 elsewhere (on CPU). Can be changed after fitting: prediction uses the
+        current value, and falls back to float32 where the device cannot run it.
+
     Attributes
     ----------
     classes_ : ndarray
@@ -238,6 +246,7 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         lighthouse_pool=4,
         lighthouse_topk=8,
         lighthouse_recovery=0.1,
+        precision="auto",
     ):
         self.depth = depth
         self.d_model = d_model
@@ -285,6 +294,7 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         self.lighthouse_pool = lighthouse_pool
         self.lighthouse_topk = lighthouse_topk
         self.lighthouse_recovery = lighthouse_recovery
+        self.precision = precision
 
     # --- fit --------------------------------------------------------------------------
     @with_threads
@@ -546,7 +556,8 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
     def _early_exit(self, X):
         """Logits, pooled representations and exit layers with the LEAP exit rule."""
         check_exit_params(self)
-        return early_exit_infer(
-            self, self.net_.module_, self._input(X), float(self.early_exit),
-            int(self.min_exit_layer), INFERENCE_BATCH,
-        )
+        with self._autocast():
+            return early_exit_infer(
+                self, self.net_.module_, self._input(X), float(self.early_exit),
+                int(self.min_exit_layer), INFERENCE_BATCH,
+            )

@@ -141,6 +141,14 @@ class SPTPretrainer(EmbeddingTransformerMixin, SPTBase):
         Fraction in ``[0, 1]`` of the optimizer steps, at the end, trained with dense
         attention (the recovery phase).
 
+    precision : {"auto", "float32", "bfloat16", "float16"}, default="auto"
+        Numeric precision of training and prediction (:mod:`sktspt.precision`): autocast
+        of the network to bfloat16 or float16 (float16 with loss scaling, CUDA only),
+        losses and SIGReg in float32, weights always float32; on CUDA, TF32 matmuls
+        unless ``"float32"``. ``"auto"``: bfloat16 on a CUDA GPU that supports it,
+        float32 elsewhere (on CPU). Can be changed after fitting: prediction uses the
+        current value, and falls back to float32 where the device cannot run it.
+
     Attributes
     ----------
     net_ : MaskedPretrainNet
@@ -204,6 +212,7 @@ class SPTPretrainer(EmbeddingTransformerMixin, SPTBase):
         lighthouse_pool=4,
         lighthouse_topk=8,
         lighthouse_recovery=0.1,
+        precision="auto",
     ):
         self.depth = depth
         self.d_model = d_model
@@ -241,6 +250,7 @@ class SPTPretrainer(EmbeddingTransformerMixin, SPTBase):
         self.lighthouse_pool = lighthouse_pool
         self.lighthouse_topk = lighthouse_topk
         self.lighthouse_recovery = lighthouse_recovery
+        self.precision = precision
 
     @with_threads
     def fit(self, X, y=None) -> SPTPretrainer:

@@ -91,6 +91,8 @@ class SPTClassifierSktime(BaseClassifier):
     attention, lighthouse_levels, lighthouse_pool, lighthouse_topk, lighthouse_recovery
         Lighthouse sparse attention in training (dense recovery at the end; prediction
         is always dense), as in :class:`~sktspt.SPTClassifier`.
+    precision : {"auto", "float32", "bfloat16", "float16"}, default="auto"
+        Numeric precision of training and prediction, as in :class:`~sktspt.SPTClassifier`.
 
     All defaults are those of :class:`~sktspt.SPTClassifier`. Its ``warm_start`` is
     left out: sktime's ``fit`` resets the estimator, so there is nothing to continue.
@@ -167,6 +169,7 @@ class SPTClassifierSktime(BaseClassifier):
         lighthouse_pool=4,
         lighthouse_topk=8,
         lighthouse_recovery=0.1,
+        precision="auto",
     ):
         self.depth = depth
         self.d_model = d_model
@@ -213,6 +216,7 @@ class SPTClassifierSktime(BaseClassifier):
         self.lighthouse_pool = lighthouse_pool
         self.lighthouse_topk = lighthouse_topk
         self.lighthouse_recovery = lighthouse_recovery
+        self.precision = precision
         super().__init__()
 
     def _fit(self, X, y) -> SPTClassifierSktime:
@@ -290,6 +294,8 @@ class SPTTransformerSktime(BaseTransformer):
     attention, lighthouse_levels, lighthouse_pool, lighthouse_topk, lighthouse_recovery
         Lighthouse sparse attention in training (dense recovery at the end; prediction
         is always dense), as in :class:`~sktspt.SPTPretrainer`.
+    precision : {"auto", "float32", "bfloat16", "float16"}, default="auto"
+        Numeric precision of training and prediction, as in :class:`~sktspt.SPTPretrainer`.
 
     All defaults are those of :class:`~sktspt.SPTPretrainer`.
 
@@ -360,6 +366,7 @@ class SPTTransformerSktime(BaseTransformer):
         lighthouse_pool=4,
         lighthouse_topk=8,
         lighthouse_recovery=0.1,
+        precision="auto",
     ):
         self.depth = depth
         self.d_model = d_model
@@ -397,6 +404,7 @@ class SPTTransformerSktime(BaseTransformer):
         self.lighthouse_pool = lighthouse_pool
         self.lighthouse_topk = lighthouse_topk
         self.lighthouse_recovery = lighthouse_recovery
+        self.precision = precision
         super().__init__()
 
     def _fit(self, X, y=None) -> SPTTransformerSktime:

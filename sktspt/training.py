@@ -15,11 +15,13 @@ import math
 import torch
 from skorch import NeuralNet, NeuralNetClassifier
 from skorch.dataset import unpack_data
+from skorch.utils import TeeGenerator
 
 from .leap import exit_loss, record_layers
 from .losses import masked_reconstruction_loss
 from .masking import make_mask, random_crop
 from .nn.encoder import masked_mean
+from .precision import autocast, to_float32
 from .sigreg import LeJEPALoss, SIGReg
 from .views import make_views
 
@@ -53,8 +55,59 @@ class SeededStepNet(NeuralNet):
     :meth:`random_step`. Generators are dropped when pickling (torch cannot pickle them).
     """
 
+    def __init__(self, *args, precision="float32", **kwargs):
+        super().__init__(*args, **kwargs)
+        self.precision = precision
+
     def stream_seed(self) -> int:
         raise NotImplementedError
+
+    def autocast(self):
+        """Autocast to ``precision`` (``"float32"``, ``"bfloat16"`` or ``"float16"``)."""
+        return autocast(self.device, getattr(self, "precision", "float32"))
+
+    def infer(self, x, **fit_params):
+        """The module's forward pass under :meth:`autocast`, with float32 outputs.
+
+        Losses are then computed in float32 whatever the precision of the matmuls.
+        """
+        with self.autocast():
+            return to_float32(super().infer(x, **fit_params))
+
+    def _grad_scaler(self):
+        """A ``GradScaler`` for float16 training (created once), else None."""
+        if getattr(self, "precision", "float32") != "float16":
+            return None
+        if getattr(self, "grad_scaler_", None) is None:
+            self.grad_scaler_ = torch.amp.GradScaler(torch.device(self.device).type)
+        return self.grad_scaler_
+
+    def train_step(self, batch, **fit_params):
+        """skorch's step; with float16, through a ``GradScaler`` (loss scaling).
+
+        Gradients are unscaled before ``on_grad_computed``, so gradient clipping sees
+        their true values; a step whose gradients overflowed is skipped by the scaler.
+        """
+        scaler = self._grad_scaler()
+        if scaler is None:
+            return super().train_step(batch, **fit_params)
+        step_accumulator = self.get_train_step_accumulator()
+        self._zero_grad_optimizer()
+        step = self.train_step_single(batch, **fit_params)
+        step_accumulator.store_step(step)
+        optimizers = [getattr(self, name + "_") for name in self._optimizers]
+        for optimizer in optimizers:
+            scaler.unscale_(optimizer)
+        self.notify(
+            "on_grad_computed",
+            named_parameters=TeeGenerator(self.get_all_learnable_params()),
+            batch=batch,
+            training=True,
+        )
+        for optimizer in optimizers:
+            scaler.step(optimizer)
+        scaler.update()
+        return step_accumulator.get_step()
 
     def random_step(self, batch, generator: torch.Generator, training: bool, **fit_params):
         """Return ``(loss, y_pred)`` for one batch."""
@@ -68,7 +121,8 @@ class SeededStepNet(NeuralNet):
         if getattr(self, "train_generator_", None) is None:
             self.train_generator_ = self._generator(self.device, self.stream_seed())
         loss, y_pred = self.random_step(batch, self.train_generator_, True, **fit_params)
-        loss.backward()
+        scaler = self._grad_scaler()
+        (loss if scaler is None else scaler.scale(loss)).backward()
         return {"loss": loss, "y_pred": y_pred}
 
     def validation_step(self, batch, **fit_params):
@@ -86,6 +140,7 @@ class SeededStepNet(NeuralNet):
         state = super().__getstate__()
         state.pop("train_generator_", None)
         state.pop("valid_generator_", None)
+        state.pop("grad_scaler_", None)
         return state
 
 
@@ -187,7 +242,8 @@ class MaskedSigRegNet(MaskedPretrainNet):
         finally:
             hook.remove()
         self.sigreg_.train(training)
-        reg = self.sigreg_(masked_mean(*encoded[-1]))
+        tokens, keep = encoded[-1]
+        reg = self.sigreg_(masked_mean(tokens.float(), keep))  # float32 whatever the precision
         return loss + float(self.sigreg_lambda) * reg, y_pred
 
 
@@ -298,7 +354,8 @@ class AugmentedNetClassifier(SeededStepNet, NeuralNetClassifier):
             Xi = self.augmentation(Xi.to(self.device, non_blocking=True), generator)
         exit_weight = float(getattr(self, "exit_loss_weight", 0.0) or 0.0)
         if exit_weight > 0:
-            with record_layers(self.module_.encoder) as pooled:
+            # The pooled states are computed as the block ends: under autocast too.
+            with self.autocast(), record_layers(self.module_.encoder) as pooled:
                 y_pred = self.infer(Xi, **fit_params)
         else:
             y_pred = self.infer(Xi, **fit_params)

@@ -60,7 +60,7 @@ def test_pretrainer_loss_falls_well_below_first_epoch():
 
 def test_validation_split_comes_from_training_data(panel):
     X, y = panel
-    clf = tiny_clf().fit(X, y)
+    clf = tiny_clf(validation_fraction=0.2).fit(X, y)
     assert "valid_loss" in clf.history_[-1]
     assert "valid_loss" in clf.pretrain_history_[-1]
     # best-epoch selection restores the best validation epoch
