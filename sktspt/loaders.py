@@ -46,24 +46,45 @@ class TensorBatchIterator:
     Accepts the arguments skorch passes to ``iterator_train`` / ``iterator_valid``;
     ``shuffle`` draws a permutation from torch's global generator (seeded by the
     estimators), so batches are reproducible.
+
+    ``num_replicas > 1`` (data-parallel training, see :mod:`sktspt.distributed`) gives
+    process ``rank`` every ``num_replicas``-th series of the (shuffled) order, padded by
+    wrapping round to a multiple of ``num_replicas`` as ``DistributedSampler`` does, in
+    batches of ``ceil(batch_size / num_replicas)``: every process runs the same number of
+    batches, and together they cover about ``batch_size`` series per step.
     """
 
-    def __init__(self, dataset, batch_size: int = 16, shuffle: bool = False, **kwargs):
+    def __init__(self, dataset, batch_size: int = 16, shuffle: bool = False,
+                 num_replicas: int = 1, rank: int = 0, **kwargs):
         self.dataset = dataset
         self.batch_size = batch_size
         self.shuffle = shuffle
+        self.num_replicas = num_replicas
+        self.rank = rank
+
+    def _shard(self, n: int) -> tuple[int, int]:
+        """``(series this process sees, its batch size)``."""
+        k = max(1, int(self.num_replicas))
+        return math.ceil(n / k), math.ceil(self.batch_size / k)
 
     def __len__(self) -> int:
-        return math.ceil(len(self.dataset) / self.batch_size)
+        n, batch = self._shard(len(self.dataset))
+        return math.ceil(n / batch)
 
     def __iter__(self):
         X, y = _as_tensors(self.dataset)
         n = len(next(iter(X.values()))) if isinstance(X, dict) else len(X)
         order = torch.randperm(n) if self.shuffle else None
-        for start in range(0, n, self.batch_size):
+        batch_size = self.batch_size
+        if self.num_replicas > 1:
             if order is None:
-                idx = slice(start, start + self.batch_size)
+                order = torch.arange(n)
+            k, (n, batch_size) = int(self.num_replicas), self._shard(n)
+            order = order.repeat(math.ceil(n * k / len(order)))[: n * k][self.rank :: k]
+        for start in range(0, n, batch_size):
+            if order is None:
+                idx = slice(start, start + batch_size)
             else:
-                idx = order[start : start + self.batch_size]
+                idx = order[start : start + batch_size]
             Xb = {k: v[idx] for k, v in X.items()} if isinstance(X, dict) else X[idx]
             yield Xb, (torch.zeros(0) if y is None else y[idx])
