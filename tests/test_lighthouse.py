@@ -15,6 +15,7 @@ from skorch.callbacks import Callback
 
 from sktspt import SPTClassifier, SPTPretrainer
 from sktspt.nn.encoder import SelfAttention
+from sktspt.nn.ensemble import Ensemble
 from sktspt.nn.heads import ReconstructionModel
 from sktspt.nn.lighthouse import (
     Lighthouse,
@@ -173,6 +174,16 @@ def test_middle_layers_only_and_eval_is_dense():
         set_sparse_attention(model, None)
         dense_eval = model(X)
     assert torch.equal(sparse_eval, dense_eval)
+
+
+def test_every_member_of_an_ensemble_and_white_box_layers_get_it():
+    ensemble = Ensemble(ReconstructionModel, 2, n_channels=1, patch_size=1, max_tokens=8,
+                        d_model=8, depth=4, n_heads=2, dim_feedforward=8, dropout=0.0)
+    assert set_sparse_attention(ensemble, SMALL) == 2 * 2
+    crate = ReconstructionModel(n_channels=1, patch_size=1, max_tokens=8, d_model=8, depth=3,
+                                n_heads=2, dim_feedforward=8, dropout=0.0, architecture="crate")
+    assert set_sparse_attention(crate, SMALL) == 1
+    assert crate.encoder.layers[1].attn.sparse_attention is SMALL
 
 
 class SparseSpy(Callback):
