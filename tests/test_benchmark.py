@@ -67,6 +67,24 @@ def test_dask_backend_runs_without_failures(tmp_path):
     _check_outputs(out, ["spt-random", "minirocket"], [0])
 
 
+def test_ray_backend_runs_without_failures(tmp_path):
+    ray = pytest.importorskip("ray")
+    pytest.importorskip("ray.util.joblib")
+    out = tmp_path / "res"
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+             configure_logging=False)
+    try:
+        argv = ["--datasets", "ItalyPowerDemand", "--models", "spt-random", "--seeds", "2",
+                "--output", str(out), "--backend", "ray", "--n-jobs", "2", *TINY]
+        assert main(argv) == 0
+        # the fits really ran in ray's joblib pool (actors), not in this process
+        actors = ray._private.state.actors().values()
+        assert any(a["ActorClassName"] == "PoolActor" for a in actors)
+    finally:
+        ray.shutdown()
+    _check_outputs(out, ["spt-random"], [0, 1])
+
+
 def test_seed_is_random_state_so_reruns_agree_and_default_depth_is_recorded():
     from sktspt import SPTClassifier
 

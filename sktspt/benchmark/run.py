@@ -251,7 +251,10 @@ def run_benchmark(jobs: Sequence[Job], registry: dict[str, ModelSpec], pretrain_
         run = joblib.delayed(run_job)
         tasks = (run(job, registry[job.model], pretrain_epochs, epochs, params, n_parallel,
                      threads) for job in jobs)
-        parallel = joblib.Parallel(n_jobs=n_jobs, return_as="generator_unordered")
+        # joblib's ray backend (a multiprocessing pool) returns no generators: with it the
+        # results (and the progress bar) come all at once, at the end.
+        returned = "list" if backend == "ray" else "generator_unordered"
+        parallel = joblib.Parallel(n_jobs=n_jobs, return_as=returned)
         with tqdm(total=len(jobs), desc="benchmark", unit="fit", disable=not progress,
                   file=sys.stderr) as bar:
             for row in parallel(tasks):
