@@ -92,6 +92,24 @@ def test_report_and_outputs(tables, tmp_path):
     assert text.count("|---") >= 5
 
 
+def test_equal_token_rows_become_a_target_and_a_section(tables):
+    eq = pd.DataFrame([
+        dict(dataset="GunPoint", n_timepoints=150, patch_size=p, spt_tokens=150 // p,
+             mvts_tokens=150, repeats=3, spt_series_per_s_cpu=60.0 * r,
+             mvts_series_per_s_cpu=60.0, ratio_cpu=r, ratio_cpu_min=r - 0.1,
+             ratio_cpu_max=r + 0.1, ratio_wall=r)
+        for p, r in ((1, 1.25), (5, 9.5))
+    ])
+    with_eq = dict(tables, equal_tokens=eq)
+    rows = speed.targets(with_eq)
+    row = rows[rows.target.str.contains("equal token count")].iloc[0]
+    assert row.goal == ">= 5x" and "1.25x" in row.reached and not row.met
+    info = dict(speed.machine_info(), date="today", duration_s=1.0, reps=TINY.reps)
+    report = speed.markdown_report(dict(with_eq, targets=rows), info, "cmd")
+    assert speed.EQUAL_TOKENS_HEADING in report and "| 9.5 |" in report
+    assert "equal token count" not in speed.targets(tables).target.str.cat()
+
+
 def test_cli_rejects_bad_threads():
     with pytest.raises(SystemExit):
         speed.main(["--threads", "0", "--quick"])
