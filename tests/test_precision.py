@@ -130,7 +130,7 @@ def test_float16_loss_scaling_path():
         module__n_classes=2, module__n_channels=1, module__patch_size=4, module__d_model=16,
         module__n_heads=2, module__depth=1, module__dim_feedforward=16, module__max_tokens=8,
         criterion=torch.nn.CrossEntropyLoss, train_split=None, max_epochs=4, batch_size=8,
-        lr=3e-3, optimizer=torch.optim.AdamW, verbose=0,
+        lr=3e-3, optimizer=torch.optim.AdamW, optimizer__fused=True, verbose=0,  # as fit uses
     )
     torch.manual_seed(0)
     net = AugmentedNetClassifier(precision="float16", **common).fit(X, y)
