@@ -267,3 +267,13 @@ def test_invalid_parameters_are_named(params, match):
     X, y = make_panel(n=8, t=16)
     with pytest.raises(ValueError, match=match):
         SPTClassifier(**{**TINY, **params}).fit(X, y)
+
+
+def test_benchmark_has_a_lighthouse_variant():
+    from sktspt.benchmark import MODELS
+    from sktspt.benchmark.models import RunConfig
+
+    cfg = RunConfig(seed=1, pretrain_epochs=2, epochs=3, depth=4, data=None,
+                    params={"d_model": 16})
+    est = MODELS["spt-lighthouse"].factory(cfg)
+    assert (est.attention, est.depth, est.d_model, est.random_state) == ("lighthouse", 4, 16, 1)

@@ -155,6 +155,9 @@ MODELS: dict[str, ModelSpec] = {
     "spt-leap": ModelSpec(partial(_spt, exit_loss_weight=1.0, early_exit=0.95)),
     "spt-exit": ModelSpec(partial(_spt, early_exit=0.95)),
     "spt-twt": ModelSpec(_twt),
+    # Long series (issue 14): Lighthouse sparse attention in training, then dense recovery;
+    # prediction is dense (docs/lighthouse.md). Needs depth >= 3; pays from ~1k tokens.
+    "spt-lighthouse": ModelSpec(partial(_spt, attention="lighthouse")),
 }
 
 #: What runs when ``--models`` is not given: SPT with each masking objective, its
