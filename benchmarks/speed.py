@@ -948,7 +948,8 @@ Save from rank 0 after `set_params(callbacks=None, pretrain_callbacks=None)`.
 each process trained on half the data, that both ended with identical weights, and that
 the accuracy matches a 1-process fit's (1.000 and 1.000 on its synthetic task). On CPU,
 with these small models, it is a correctness check, not a speed-up: on the 2 shared
-cores the 2-process fit took 7.9 s against 5.5 s for one process.
+cores the 2-process fit took 3.7-3.8 s against 2.9-3.0 s for one process (two runs of
+`examples/ddp.py --dataset synthetic --tiny` each).
 
 ## Threads, joblib and cross-validation
 

@@ -68,7 +68,7 @@ def main(argv=None) -> dict:
     params = dict(random_state=0, n_threads=1, device=device, precision=args.precision)
     if args.tiny:
         params.update(depth=1, d_model=16, n_heads=2, dim_feedforward=32, dropout=0.0,
-                      batch_size=8, validation_fraction=0.0, pretrain_epochs=3, max_epochs=30,
+                      batch_size=8, validation_fraction=0.0, pretrain_epochs=2, max_epochs=10,
                       lr=3e-3)
     clf = SPTClassifier(callbacks=[DataParallel()], pretrain_callbacks=[DataParallel()], **params)
     start = time.perf_counter()
