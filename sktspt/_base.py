@@ -480,7 +480,7 @@ class SPTBase(BaseEstimator):
             patience = epochs if self.patience is None else self.patience
             callbacks.append(("best_epoch", EarlyStopping(
                 monitor="valid_loss", patience=patience, threshold=0.0, load_best=True,
-                sink=print if self.verbose else silent,
+                sink=print if self.verbose >= 2 else silent,  # 1 shows only the bars
             )))
         callbacks += list(user or ())
         if self.verbose == 1:

@@ -82,7 +82,7 @@ def test_classifier_augments_training_only_and_stays_reproducible():
 def test_validation_loss_is_unaffected_by_augmentation():
     """With no weight update (lr tiny), the validation loss of epoch 1 is the same."""
     X, y = make_panel(n=40, c=1, t=32, seed=1)
-    kw = _tiny(pretrain_epochs=0, max_epochs=1, lr=1e-12)
+    kw = _tiny(pretrain_epochs=0, max_epochs=1, lr=1e-12, validation_fraction=0.2)
     a = SPTClassifier(augment=True, **kw).fit(X, y)
     b = SPTClassifier(augment=False, **kw).fit(X, y)
     assert a.history_[-1, "valid_loss"] == pytest.approx(b.history_[-1, "valid_loss"], rel=1e-5)
@@ -92,7 +92,7 @@ def test_validation_loss_is_unaffected_by_augmentation():
 def test_pretraining_sees_augmented_batches():
     X, _ = make_panel(n=40, c=1, t=32, seed=2)
     kw = dict(depth=1, d_model=16, n_heads=2, dim_feedforward=16, max_epochs=1, lr=1e-12,
-              random_state=0)
+              validation_fraction=0.2, random_state=0)
     on = SPTPretrainer(augment=True, **kw).fit(X)
     off = SPTPretrainer(augment=False, **kw).fit(X)
     assert on.net_.augmentation is not None and off.net_.augmentation is None

@@ -197,7 +197,8 @@ def test_messages_show_numpy_scalars_as_plain_numbers(data, params, shown):
 
 def test_save_message_uses_the_right_article(data, tmp_path):
     X, y = data
-    clf = SPTClassifier(pretrain_epochs=0, max_epochs=1, callbacks=[EarlyStopping()], **TINY)
+    clf = SPTClassifier(pretrain_epochs=0, max_epochs=1, callbacks=[EarlyStopping()],
+                        validation_fraction=0.2, **TINY)
     with pytest.raises(ValueError, match="an EarlyStopping is not a JSON"):
         clf.fit(X, y).save(tmp_path / "m.sktspt")
 

@@ -23,7 +23,8 @@ def data():
 
 def test_verbose_1_shows_one_labelled_bar_per_phase_with_losses(data, capsys):
     X, y = data
-    SPTClassifier(pretrain_epochs=2, max_epochs=3, verbose=1, **TINY).fit(X, y)
+    SPTClassifier(pretrain_epochs=2, max_epochs=3, verbose=1, validation_fraction=0.2,
+                  **TINY).fit(X, y)
     out, err = capsys.readouterr()
     assert out == ""  # no skorch table
     assert "pretraining" in err and "fine-tuning" in err

@@ -158,7 +158,8 @@ def test_classifier_interrupted_in_pretraining_does_not_fine_tune(data, tmp_path
 def test_best_epoch_state_survives_resume(data, tmp_path, monkeypatch, patience):
     """The best weights seen before an interruption are still restored at the end."""
     X, y = data
-    params = dict(pretrain_epochs=0, max_epochs=10, lr=0.01, patience=patience, **TINY)
+    params = dict(pretrain_epochs=0, max_epochs=10, lr=0.01, patience=patience,
+                  validation_fraction=0.2, tokenizer="patch", **TINY)
     ref = SPTClassifier(**params).fit(X, y)
     ref_stop = dict(ref.net_.callbacks_)["best_epoch"]
     interrupt_epoch = 4
@@ -188,7 +189,7 @@ def test_interrupt_without_checkpoint_dir_is_surfaced(data):
 def test_early_stopping_is_not_an_interruption(data, tmp_path):
     X, y = data
     clf = SPTClassifier(pretrain_epochs=0, max_epochs=10, lr=0.01, patience=3,
-                        checkpoint_dir=tmp_path, **TINY).fit(X, y)
+                        validation_fraction=0.2, checkpoint_dir=tmp_path, **TINY).fit(X, y)
     assert len(clf.history_) < 10
     assert folders(tmp_path / "finetune") == ["final"]
 
