@@ -18,6 +18,7 @@ from .data import check_finite_output, check_labels, check_panel
 from .leap import check_exit_params, early_exit_infer
 from .nn.ensemble import mean_member_proba
 from .nn.heads import ClassificationModel
+from .precision import autocast_dtype
 from .training import AugmentedNetClassifier
 
 __all__ = ["SPTClassifier"]
@@ -505,6 +506,9 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         if weights is not None:
             self.net_.set_params(criterion__reduction="none")
             Xp = {"X": Xp, "sample_weight": weights}
+        # The current precision (it may have changed since the net was built, or the model
+        # may have been loaded on another device); raises where the device cannot train it.
+        self.net_.precision = autocast_dtype(self.precision, self._device)
         with self._seeded(self._seed()):
             self.net_.partial_fit(Xp, y_enc)
         return self

@@ -94,6 +94,20 @@ def test_save_and_load_across_precisions(tmp_path, task, bf16_model):
     np.testing.assert_allclose(f16.predict_proba(Xt), f32, atol=1e-6)
 
 
+def test_warm_start_trains_in_the_current_precision(tmp_path, task):
+    X, y, Xt, yt = task
+    clf = SPTClassifier(pretrain_epochs=1, max_epochs=2, precision="float32", warm_start=True,
+                        random_state=0, **TINY).fit(X, y)
+    assert clf.net_.precision == "float32"
+    clf.set_params(precision="bfloat16").fit(X, y)
+    assert clf.net_.precision == "bfloat16" and len(clf.history_) == 4
+    clf.set_params(precision="float16").save(tmp_path / "f16.sktspt")
+    loaded = load(tmp_path / "f16.sktspt")  # predicts on CPU (float32) but cannot train
+    loaded.predict(Xt)
+    with pytest.raises(ValueError, match="float16.*CUDA"):
+        loaded.fit(X, y)
+
+
 @pytest.mark.parametrize("bad", ["half", "bf16", None, torch.bfloat16, 16])
 def test_bad_precision_raises(task, bad):
     X, y, _, _ = task
