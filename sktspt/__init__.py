@@ -1,10 +1,9 @@
 """sktspt: self-pretraining (SPT) of transformers for time-series classification."""
 
+from ._version import __version__
 from .classifier import SPTClassifier
 from .persistence import load
 from .pretrainer import SPTPretrainer
-
-__version__ = "0.1.0"
 
 __all__ = [
     "SPTClassifier",

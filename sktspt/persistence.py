@@ -48,6 +48,7 @@ from sklearn.preprocessing import LabelEncoder
 from sklearn.utils.validation import check_is_fitted
 from skorch.history import History
 
+from ._version import __version__
 from .data import Normalizer
 
 __all__ = ["save", "load", "FORMAT_VERSION"]
@@ -89,8 +90,6 @@ def _estimator_classes() -> dict:
 
 
 def _version() -> str:
-    from . import __version__
-
     return __version__
 
 

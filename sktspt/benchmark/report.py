@@ -163,7 +163,7 @@ def machine_description() -> str:
     import sktime
     import torch
 
-    from .. import __version__
+    from .._version import __version__
 
     return (
         f"{platform.system()} {platform.machine()}, {cpu_count()} CPU cores, "
