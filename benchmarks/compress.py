@@ -214,9 +214,10 @@ def write_page(rows, args, seconds, path: Path) -> None:
         "",
         f"**Subset and settings (this run):** datasets {', '.join(args.datasets)} (default "
         f"train/test splits), seeds {', '.join(map(str, args.seeds))}, depth {args.depth} "
-        f"(d_model 64, 4 heads, the other SPTClassifier defaults), "
-        f"pretrain_epochs={args.pretrain_epochs}, max_epochs={args.epochs} (the package "
-        f"defaults are 100 and 100), LEAP exit_loss_weight={args.exit_loss_weight}, "
+        f"(d_model 64, 4 heads, tokenizer={SPTClassifier().tokenizer!r}, "
+        f"validation_fraction={SPTClassifier().validation_fraction}: the SPTClassifier "
+        f"defaults of this run), pretrain_epochs={args.pretrain_epochs}, "
+        f"max_epochs={args.epochs}, LEAP exit_loss_weight={args.exit_loss_weight}, "
         f"min_exit_layer=2, thresholds {', '.join(map(str, THRESHOLDS))}; TWT surrogates "
         f"{args.steps} AdamW steps each (lr 3e-4, batch 32), end-to-end fine-tune "
         f"{args.finetune_steps} steps. One torch thread, `nice -n 10`, on "
