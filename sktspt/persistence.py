@@ -89,6 +89,11 @@ def _estimator_classes() -> dict:
     return {"SPTClassifier": SPTClassifier, "SPTPretrainer": SPTPretrainer}
 
 
+#: Parameters added after the first saved format, with the behaviour files without them had
+#: (``tokenizer`` arrived with the convolutional stem, which became the default at once).
+_BEFORE_PARAMETER = {"tokenizer": "patch"}
+
+
 def _version() -> str:
     return __version__
 
@@ -558,6 +563,10 @@ def _build(meta: dict, device, probe: bool = False):
             f"parameters {sorted(unknown)} are unknown to this sktspt {_version()} "
             f"(written by {meta.get('sktspt_version', '?')})"
         )
+    # A file written before a parameter existed gets the value that reproduces how that
+    # version behaved, not today's default.
+    for key, before in _BEFORE_PARAMETER.items():
+        params.setdefault(key, before)
     for key in ("pretrainer", "callbacks"):
         if params.get(key) not in (None, []):
             raise ValueError(f"{key} must be None in a saved model, got {params[key]!r}")
