@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 import os
 import threading
-import warnings
 from contextlib import contextmanager
 from functools import cache, wraps
 
@@ -30,7 +29,7 @@ from .callbacks import (
 )
 from .data import Normalizer, PanelInfo, check_panel, resolve_normalization
 from .loaders import TensorBatchIterator
-from .masking import MASKINGS
+from .masking import MASKINGS, resolve_masking
 from .nn.ensemble import Ensemble
 from .nn.heads import LeJEPAModel, ReconstructionModel
 from .nn.lighthouse import LighthouseSchedule, check_attention_params
@@ -577,15 +576,8 @@ class SPTBase(BaseEstimator):
         views. Every net has ``module_.encoder`` and ``module_.embed``.
         """
         objective = self.pretrain_objective
-        masking = self.masking
-        if masking == "channel" and self.n_channels_ < 2 and objective != "lejepa":
-            warnings.warn(
-                "masking='channel' needs at least 2 channels; using 'span' for "
-                "univariate input.",
-                UserWarning,
-                stacklevel=3,
-            )
-            masking = "span"
+        masking = self.masking if objective == "lejepa" else resolve_masking(
+            self.masking, self.n_channels_)
         if objective == "lejepa":
             net_cls, objective_kwargs = LeJEPANet, dict(
                 module=LeJEPAModel, sigreg_lambda=float(self.sigreg_lambda), view_seed=seed

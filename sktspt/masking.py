@@ -26,12 +26,13 @@ length.
 from __future__ import annotations
 
 import math
+import warnings
 
 import torch
 
 __all__ = [
     "MASKINGS", "make_mask", "random_mask", "span_mask", "block_mask", "channel_mask",
-    "restrict_to_channels", "random_crop",
+    "restrict_to_channels", "random_crop", "resolve_masking",
 ]
 
 MASKINGS = ("random", "span", "block", "channel", "mixed")
@@ -124,6 +125,19 @@ def channel_mask(
     reveal = torch.nn.functional.one_hot(keep, c).bool() & all_hidden[:, None]
     hidden = hidden & ~reveal
     return hidden[:, :, None].expand(n, c, t)
+
+
+def resolve_masking(kind: str, n_channels: int) -> str:
+    """The objective to use on ``n_channels`` channels: ``channel`` needs two or more."""
+    if kind == "channel" and n_channels < 2:
+        warnings.warn(
+            "masking='channel' needs at least 2 channels; using 'span' for univariate "
+            "input.",
+            UserWarning,
+            stacklevel=4,
+        )
+        return "span"
+    return kind
 
 
 def make_mask(
