@@ -194,9 +194,10 @@ def markdown_page(results: pd.DataFrame, command: str, started: datetime.datetim
         f"- Machine: {machine_description()}",
         "- Settings: " + "; ".join(f"{k} {v}" for k, v in settings.items()),
         "- Protocol: each dataset's default train/test split; each seed is the model's "
-        "`random_state`; best-epoch selection happens inside `fit` on the training split; "
-        "the test split is scored once per fitted model. `scratch*` are the identical "
-        "network without pretraining at equal total epochs.",
+        "`random_state`; any model selection (a validation split, if one is set) happens "
+        "inside `fit` on the training split; the test split is scored once per fitted model. "
+        "`scratch*` are the identical network without pretraining at equal optimizer steps "
+        "(both phases' steps, or both phases' epochs when epochs are given).",
         "",
         "",
     ]
