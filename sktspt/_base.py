@@ -645,6 +645,18 @@ class SPTBase(BaseEstimator):
         dtype = autocast_dtype(getattr(self, "precision", "auto"), device, training=False)
         return autocast(device, dtype)
 
+    def _token_groups(self, X: np.ndarray):
+        """``(rows, series)`` per token bucket, cut or NaN-padded to the bucket's length."""
+        p = self.patch_size_
+        t = X.shape[2]
+        buckets = self._token_buckets(X)
+        for length in np.unique(buckets) * p:
+            rows = np.flatnonzero(buckets * p == length)
+            group = X[rows, :, : min(t, length)]
+            if length > t:
+                group = np.pad(group, ((0, 0), (0, 0), (0, length - t)), constant_values=np.nan)
+            yield rows, group
+
     def _infer(self, forward, module: torch.nn.Module, X: np.ndarray) -> np.ndarray:
         """``forward`` on prepared X in eval mode, each series in a pass of fixed shape.
 
@@ -657,20 +669,14 @@ class SPTBase(BaseEstimator):
         in batches of exactly ``INFERENCE_BATCH`` series (the last one filled with zero
         series), and each row of the result is then a function of its own series only.
         """
-        p = self.patch_size_
-        n, c, t = X.shape
-        buckets = self._token_buckets(X)
+        n, c, _ = X.shape
         out = None
         was_training = module.training
         module.eval()
         try:
             with torch.no_grad(), self._autocast():
-                for length in np.unique(buckets) * p:
-                    rows = np.flatnonzero(buckets * p == length)
-                    group = X[rows, :, : min(t, length)]
-                    if length > t:
-                        group = np.pad(group, ((0, 0), (0, 0), (0, length - t)),
-                                       constant_values=np.nan)
+                for rows, group in self._token_groups(X):
+                    length = group.shape[2]
                     for start in range(0, len(rows), INFERENCE_BATCH):
                         chunk = group[start : start + INFERENCE_BATCH]
                         m = len(chunk)

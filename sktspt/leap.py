@@ -227,21 +227,14 @@ def early_exit_infer(est, module, X: np.ndarray, threshold, min_layer: int, batc
     Returns float64 logits ``(n, n_classes)``, float64 pooled representations
     ``(n, d_model)`` and the exit layer of every series ``(n,)``.
     """
-    p = est.patch_size_
-    n, _, t = X.shape
-    buckets = est._token_buckets(X)
+    n = X.shape[0]
     logits = pooled = None
     exits = np.empty(n, dtype=np.int64)
     was_training = module.training
     module.eval()
     try:
         with torch.no_grad():
-            for length in np.unique(buckets) * p:
-                rows = np.flatnonzero(buckets * p == length)
-                group = X[rows, :, : min(t, length)]
-                if length > t:
-                    group = np.pad(group, ((0, 0), (0, 0), (0, length - t)),
-                                   constant_values=np.nan)
+            for rows, group in est._token_groups(X):
                 xb = torch.from_numpy(np.ascontiguousarray(group)).to(est._device)
                 lg, pl, ex = early_exit_pass(module, xb, threshold, min_layer, batch)
                 if logits is None:
