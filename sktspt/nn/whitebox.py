@@ -14,7 +14,7 @@ step makes them sparse.
   ``z' = ReLU(LN(z + MSSA(LN z)) - theta)`` with a learnable threshold ``theta``. It
   keeps the compression and sparsity steps and drops about a third of the weights.
 
-The layers take ``(x, keep)`` like :class:`~sktspt.nn.encoder.EncoderLayer`, run on
+The layers take ``(x, keep)`` like :class:`~sktspt.nn.layers.EncoderLayer`, run on
 ``scaled_dot_product_attention`` with the same additive padding/ALiBi bias, and
 offer ``attention_weights`` for inspection.
 """
@@ -25,7 +25,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .encoder import EncoderLayer, SelfAttention
+from .layers import EncoderLayer, SelfAttention
 
 __all__ = [
     "ARCHITECTURES",
@@ -44,7 +44,7 @@ class MSSA(SelfAttention):
 
     Per head, ``w = U_h x`` and the output is ``softmax(w wᵀ / sqrt(d_h)) w``, then an
     output linear map. Everything else (padding keys masked with ``-inf``, ALiBi bias,
-    dropout) is :class:`~sktspt.nn.encoder.SelfAttention`'s. With rotary positions,
+    dropout) is :class:`~sktspt.nn.layers.SelfAttention`'s. With rotary positions,
     queries and keys are rotated copies of ``w`` while the values stay ``w``.
     """
 
