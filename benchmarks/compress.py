@@ -1,14 +1,16 @@
 """Cheaper prediction from fitted models: LEAP early exit and TWT layer fusion, measured.
 
-``python benchmarks/compress.py`` fits, per dataset and seed, two ``SPTClassifier`` of
-``--depth`` layers on the default train split (one without, one with the LEAP exit loss,
+``python benchmarks/compress.py`` fits, per dataset (the eight shipped ones by default) and
+seed, two ``SPTClassifier`` of ``--depth`` layers with the estimator's defaults (step budget
+``--auto-steps``) on the default train split (one without, one with the LEAP exit loss,
 ``exit_loss_weight``) and measures on the test split:
 
 - **LEAP:** accuracy, mean exit layer ("depth kept") and prediction speed-up for each
   ``early_exit`` threshold, for both models;
-- **TWT:** ``sktspt.compress.fuse_layers`` of the model without exit loss to every depth
-  from 1 to ``depth - 1`` (``max_depth``, ``tolerance=None``), with and without the
-  end-to-end fine-tune, plus the depth the default ``tolerance`` picks.
+- **TWT:** ``sktspt.compress.fuse_layers`` of the model without exit loss to each depth of
+  ``--fuse-depths`` (default: every depth from 1 to ``depth - 1``; ``max_depth``,
+  ``tolerance=None``), with and without the end-to-end fine-tune, plus the depth the
+  default ``tolerance`` picks.
 
 Speed is CPU time (``time.process_time``, one torch thread: on a shared machine the
 steadier clock) at two batch sizes: **batch 1** runs the network on one series at a time
@@ -34,11 +36,10 @@ import numpy as np
 import torch
 
 from sktspt import SPTClassifier
-from sktspt.benchmark import load_dataset
+from sktspt.benchmark import DATASETS, load_dataset
 from sktspt.compress import fuse_layers
 from sktspt.leap import early_exit_pass
 
-DATASETS = ("GunPoint", "ArrowHead", "ItalyPowerDemand", "BasicMotions")
 THRESHOLDS = (0.9, 0.95, 0.99)
 #: Where the hand-written part of an existing page starts; a rerun keeps it.
 HAND_WRITTEN = "## Usage"
@@ -98,7 +99,8 @@ def run_dataset(name, seed, args, log) -> list[dict]:
     X256 = X_test[np.arange(256) % n_test]
     rows = []
     common = dict(depth=args.depth, pretrain_epochs=args.pretrain_epochs,
-                  max_epochs=args.epochs, n_threads=1, random_state=seed)
+                  max_epochs=args.epochs, auto_steps=args.auto_steps, n_threads=1,
+                  random_state=seed)
     models = {}
     for label, weight in (("no exit loss", 0.0), ("LEAP loss", args.exit_loss_weight)):
         start = time.perf_counter()
@@ -123,7 +125,7 @@ def run_dataset(name, seed, args, log) -> list[dict]:
         log(f"{name} seed {seed}: LEAP ({label}) measured")
     for finetune in (0, args.finetune_steps):
         kind = "TWT fusion" + (" + fine-tune" if finetune else "")
-        for k in range(1, args.depth):
+        for k in fuse_depths(args):
             fused = fuse_layers(base, X, max_depth=k, tolerance=None, steps=args.steps,
                                 finetune_steps=finetune, random_state=seed)
             row = measure(fused, X_test, y_test, Xp1, X256, None, base_times)
@@ -137,6 +139,11 @@ def run_dataset(name, seed, args, log) -> list[dict]:
                  "setting": "tolerance=0.1 (default)", "groups": str(fused.fused_groups_),
                  "distances": np.round(fused.layer_distances_, 4).tolist(), **row})
     return rows
+
+
+def fuse_depths(args) -> list[int]:
+    """Depths to fuse to: ``--fuse-depths`` below ``--depth``, or all of 1 .. depth - 1."""
+    return sorted(k for k in (args.fuse_depths or range(1, args.depth)) if 1 <= k < args.depth)
 
 
 def summarise(rows: list[dict]) -> list[dict]:
@@ -212,20 +219,18 @@ def write_page(rows, args, seconds, path: Path) -> None:
         "",
         "**Command:** `" + " ".join(["python", *sys.argv]) + "`",
         "",
-        f"**Subset and settings (this run):** datasets {', '.join(args.datasets)} (default "
+        f"**Datasets and settings (this run):** datasets {', '.join(args.datasets)} (default "
         f"train/test splits), seeds {', '.join(map(str, args.seeds))}, depth {args.depth} "
         f"(d_model 64, 4 heads, tokenizer={SPTClassifier().tokenizer!r}, "
         f"validation_fraction={SPTClassifier().validation_fraction}: the SPTClassifier "
-        f"defaults of this run), pretrain_epochs={args.pretrain_epochs}, "
-        f"max_epochs={args.epochs}, LEAP exit_loss_weight={args.exit_loss_weight}, "
+        f"defaults of this run), pretrain_epochs={args.pretrain_epochs!r}, "
+        f"max_epochs={args.epochs!r}, auto_steps={args.auto_steps}, "
+        f"LEAP exit_loss_weight={args.exit_loss_weight}, "
         f"min_exit_layer=2, thresholds {', '.join(map(str, THRESHOLDS))}; TWT surrogates "
         f"{args.steps} AdamW steps each (lr 3e-4, batch 32), end-to-end fine-tune "
         f"{args.finetune_steps} steps. One torch thread, `nice -n 10`, on "
         f"{platform.machine()} with {os.cpu_count()} cores shared with other work; "
         f"{seconds / 60:.1f} minutes in all.",
-        "",
-        "This is a subset of what issue 15 asks for (the eight shipped datasets at depths 6 "
-        "and 12): the time this machine had allowed these datasets at this depth only.",
         "",
         "**Speed:** CPU time with one thread. *Batch 1*: the network run on one series at a "
         f"time, summed over {args.latency_series} test series. *Batch 256*: `predict_proba` "
@@ -259,13 +264,21 @@ def write_page(rows, args, seconds, path: Path) -> None:
     path.write_text("\n".join(lines) + "\n" + (kept and "\n" + kept) + args.notes)
 
 
+def _epochs(text: str):
+    return text if text == "auto" else int(text)
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", nargs="+", default=list(DATASETS))
     parser.add_argument("--seeds", nargs="+", type=int, default=[0])
     parser.add_argument("--depth", type=int, default=6)
-    parser.add_argument("--pretrain-epochs", type=int, default=100)
-    parser.add_argument("--epochs", type=int, default=100)
+    parser.add_argument("--pretrain-epochs", type=_epochs, default="auto")
+    parser.add_argument("--epochs", type=_epochs, default="auto")
+    parser.add_argument("--auto-steps", type=int, default=SPTClassifier().auto_steps,
+                        help="optimizer steps per phase for 'auto' epochs")
+    parser.add_argument("--fuse-depths", nargs="+", type=int, default=None,
+                        help="depths TWT fuses to (default: 1 .. depth - 1)")
     parser.add_argument("--exit-loss-weight", type=float, default=1.0)
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--finetune-steps", type=int, default=300)
