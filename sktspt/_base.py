@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 from skorch.callbacks import EarlyStopping, GradientNormClipping, LRScheduler
 from skorch.dataset import ValidSplit
 
+from ._params import check_value, resolve_device, validate
 from .augment import Augmentation
 from .callbacks import (
     RESUME_CALLBACK,
@@ -29,14 +30,11 @@ from .callbacks import (
 )
 from .data import Normalizer, PanelInfo, check_panel, resolve_normalization
 from .loaders import TensorBatchIterator
-from .masking import MASKINGS, resolve_masking
+from .masking import resolve_masking
 from .nn.ensemble import Ensemble
 from .nn.heads import LeJEPAModel, ReconstructionModel
 from .nn.lighthouse import LighthouseSchedule, check_attention_params
-from .nn.positional import POSITIONALS
-from .nn.tokenizers import TOKENIZERS
-from .nn.whitebox import ARCHITECTURES
-from .precision import autocast, autocast_dtype, check_precision, matmul_precision
+from .precision import autocast, autocast_dtype, matmul_precision
 from .progress import PhaseProgress, PhaseTable
 from .training import LeJEPANet, MaskedPretrainNet, MaskedSigRegNet, WarmupCosine
 
@@ -46,23 +44,10 @@ SEEDED_LOCK = threading.RLock()
 #: Series per forward pass at prediction: fixed, so that results do not depend on which
 #: series are predicted together (see ``SPTBase._infer``).
 INFERENCE_BATCH = 64
-PRETRAIN_OBJECTIVES = ("masked", "lejepa", "masked+sigreg")
 
 
 #: Names that ``verbose`` shows for the training phases.
 PHASE_LABELS = {"pretrain": "pretraining", "finetune": "fine-tuning"}
-
-
-def _show(value) -> str:
-    """``repr`` for messages, with numpy scalars as plain numbers (1.0, not np.float64(1.0))."""
-    return repr(value.item() if isinstance(value, np.generic) else value)
-
-
-def _check_n_threads(n_threads) -> None:
-    if n_threads is None:
-        return
-    if isinstance(n_threads, bool) or not isinstance(n_threads, int | np.integer) or n_threads < 1:
-        raise ValueError(f"n_threads must be None or a positive integer, got {_show(n_threads)}.")
 
 
 def with_threads(method):
@@ -75,7 +60,7 @@ def with_threads(method):
     @wraps(method)
     def wrapper(self, *args, **kwargs):
         n_threads = getattr(self, "n_threads", None)
-        _check_n_threads(n_threads)
+        check_value("n_threads", n_threads)
         if n_threads is None:
             return _with_matmul_precision(self, method, args, kwargs)
         before = torch.get_num_threads()
@@ -92,12 +77,6 @@ def _with_matmul_precision(self, method, args, kwargs):
     device = resolve_device(getattr(self, "device", "cpu"))
     with matmul_precision(getattr(self, "precision", "auto"), device):
         return method(self, *args, **kwargs)
-
-
-def resolve_device(device: str) -> str:
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    return device
 
 
 @cache
@@ -130,126 +109,8 @@ class SPTBase(BaseEstimator):
 
     # --- validation ------------------------------------------------------------------
     def _check_params(self) -> None:
-        if self.masking not in MASKINGS:
-            raise ValueError(f"masking must be one of {MASKINGS}, got {self.masking!r}.")
-        if self.positional not in POSITIONALS:
-            raise ValueError(
-                f"positional must be one of {POSITIONALS}, got {self.positional!r}."
-            )
-        if not 0.0 < float(self.mask_ratio) < 1.0:
-            raise ValueError(f"mask_ratio must be in (0, 1), got {_show(self.mask_ratio)}.")
-        for name in ("depth", "d_model", "n_heads", "dim_feedforward", "batch_size"):
-            value = getattr(self, name)
-            if not isinstance(value, int | np.integer) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {_show(value)}.")
-        if self.d_model % self.n_heads:
-            raise ValueError(
-                f"d_model={self.d_model} must be divisible by n_heads={self.n_heads}."
-            )
-        if not 0.0 <= float(self.validation_fraction) < 1.0:
-            raise ValueError(
-                f"validation_fraction must be in [0, 1), got {_show(self.validation_fraction)}."
-            )
-        self._check_numbers()
-        checkpoint_dir = self.checkpoint_dir
-        if checkpoint_dir is not None and not isinstance(checkpoint_dir, str | os.PathLike):
-            raise TypeError(
-                f"checkpoint_dir must be None or a path, got {type(checkpoint_dir).__name__}."
-            )
-        architecture = self.architecture
-        if architecture not in ARCHITECTURES:
-            raise ValueError(
-                f"architecture must be one of {ARCHITECTURES}, got {architecture!r}."
-            )
-        if self.tokenizer not in TOKENIZERS:
-            raise ValueError(f"tokenizer must be one of {TOKENIZERS}, got {self.tokenizer!r}.")
-        objective = self.pretrain_objective
-        if objective not in PRETRAIN_OBJECTIVES:
-            raise ValueError(
-                f"pretrain_objective must be one of {PRETRAIN_OBJECTIVES}, got {objective!r}."
-            )
-        if not isinstance(self.augment, bool | np.bool_):
-            raise TypeError(f"augment must be True or False, got {_show(self.augment)}.")
-        lam = self.sigreg_lambda
-        if isinstance(lam, bool) or not isinstance(lam, int | float | np.number) or not (
-            0.0 <= float(lam) <= 1.0
-        ):
-            raise ValueError(f"sigreg_lambda must be a number in [0, 1], got {_show(lam)}.")
-        check_precision(getattr(self, "precision", "auto"))
-        check_attention_params(self)
-
-    def _check_numbers(self) -> None:
-        """Ranges that torch would otherwise reject deep inside fit, or not at all."""
-        numbers = {
-            "lr": (lambda v: 0 < v < math.inf, "a positive number"),
-            "weight_decay": (lambda v: 0 <= v < math.inf, "a non-negative number"),
-            "dropout": (lambda v: 0 <= v < 1, "a number in [0, 1)"),
-            "label_smoothing": (lambda v: 0 <= v <= 1, "a number in [0, 1]"),
-            "mean_span": (lambda v: 0 < v < math.inf, "None or a positive number"),
-        }
-        for name, (valid, what) in numbers.items():
-            value = getattr(self, name, None)
-            if value is None and name == "mean_span" or not hasattr(self, name):
-                continue
-            if (isinstance(value, bool) or not isinstance(value, int | float | np.number)
-                    or not valid(value)):
-                raise ValueError(f"{name} must be {what}, got {_show(value)}.")
-        for name in ("max_epochs", "pretrain_epochs", "patience", "auto_steps"):
-            value = getattr(self, name, None)
-            if value is None and name == "patience" or not hasattr(self, name):
-                continue
-            if value == "auto" and name in ("max_epochs", "pretrain_epochs"):
-                continue
-            low = 1 if name in ("patience", "auto_steps") else 0
-            if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
-                kind = {"patience": "None or a positive", "auto_steps": "a positive"}.get(
-                    name, "'auto' or a non-negative")
-                raise ValueError(f"{name} must be {kind} integer, got {_show(value)}.")
-        if self.device is not None:
-            try:
-                torch.device(resolve_device(self.device))
-            except (RuntimeError, TypeError) as exc:
-                raise ValueError(f"device={self.device!r} is not a torch device: {exc}") from exc
-            if torch.device(resolve_device(self.device)).type == "cuda" and (
-                    not torch.cuda.is_available()):
-                raise ValueError(
-                    f"device={self.device!r} is not available: this torch build has no usable "
-                    "CUDA device (torch.cuda.is_available() is False). Use device='cpu', or "
-                    "'auto' to take CUDA only where it exists."
-                )
-        _check_n_threads(getattr(self, "n_threads", None))
-        self._check_pretraining_options()
-
-    def _check_pretraining_options(self) -> None:
-        """Types of ``mask_channels``, ``pretrain_crops`` and ``pretrain_callbacks``."""
-        channels = getattr(self, "mask_channels", None)
-        if channels is not None:
-            ok = isinstance(channels, list | tuple | np.ndarray) and len(channels) > 0 and all(
-                isinstance(c, int | np.integer) and not isinstance(c, bool | np.bool_)
-                for c in np.asarray(channels, dtype=object).ravel()
-            ) and np.ndim(channels) == 1
-            if not ok:
-                raise ValueError(
-                    "mask_channels must be None or a non-empty list of channel indices "
-                    f"(integers), got {_show(channels)}."
-                )
-            if len(set(np.asarray(channels).tolist())) != len(channels):
-                raise ValueError(f"mask_channels has repeated channels: {_show(channels)}.")
-        crops = getattr(self, "pretrain_crops", None)
-        if crops is not None and (
-            isinstance(crops, bool | np.bool_) or not isinstance(crops, int | float | np.number)
-            or not 0.0 < float(crops) < 1.0
-        ):
-            raise ValueError(
-                "pretrain_crops must be None or the shortest crop as a fraction of each "
-                f"series, in (0, 1), got {_show(crops)}."
-            )
-        user = getattr(self, "pretrain_callbacks", None)
-        if user is not None and not isinstance(user, list | tuple):
-            raise TypeError(
-                "pretrain_callbacks must be None or a list of skorch callbacks, got "
-                f"{type(user).__name__}."
-            )
+        """Check every parameter against its constraint in :data:`sktspt._params.PARAMS`."""
+        validate(self)
 
     def _mask_channels(self) -> tuple[int, ...] | None:
         """``mask_channels`` checked against the fitted number of channels."""
@@ -269,8 +130,6 @@ class SPTBase(BaseEstimator):
         p = self.patch_size
         if p == "auto":
             return max(1, math.ceil(n_timepoints / TARGET_TOKENS))
-        if not isinstance(p, int | np.integer) or p < 1:
-            raise ValueError(f"patch_size must be a positive integer or 'auto', got {_show(p)}.")
         if p > n_timepoints:
             raise ValueError(
                 f"Series of length {n_timepoints} are shorter than one patch "
