@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import os
 import threading
+import warnings
 from contextlib import contextmanager
 from functools import cache, wraps
 
@@ -15,8 +16,9 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 from skorch.callbacks import EarlyStopping, GradientNormClipping, LRScheduler
 from skorch.dataset import ValidSplit
+from skorch.net import NeuralNet
 
-from ._params import check_value, resolve_device, validate
+from ._params import ARCHITECTURE, check_value, resolve_device, validate
 from .augment import Augmentation
 from .callbacks import (
     RESUME_CALLBACK,
@@ -28,7 +30,7 @@ from .callbacks import (
     silent,
     stopped_early,
 )
-from .data import Normalizer, PanelInfo, check_panel, resolve_normalization
+from .data import InputSpec, PanelInfo, check_panel
 from .loaders import TensorBatchIterator
 from .masking import resolve_masking
 from .nn.ensemble import Ensemble
@@ -38,7 +40,6 @@ from .precision import autocast, autocast_dtype, matmul_precision
 from .progress import PhaseProgress, PhaseTable
 from .training import LeJEPANet, MaskedPretrainNet, MaskedSigRegNet, WarmupCosine
 
-TARGET_TOKENS = 32
 #: Serialises the sections of fits that seed torch's global generator (see ``_seeded``).
 SEEDED_LOCK = threading.RLock()
 #: Series per forward pass at prediction: fixed, so that results do not depend on which
@@ -100,12 +101,20 @@ def fused_adamw_params(device) -> dict:
     return {"optimizer__fused": True} if _has_fused_adamw(torch.device(device).type) else {}
 
 
+def _architecture(encoder_kwargs: dict) -> dict:
+    """The network part of ``encoder_kwargs`` (files of sktspt 0.1.0 lack ``tokenizer``)."""
+    return {k: encoder_kwargs[k] for k in ARCHITECTURE if k in encoder_kwargs}
+
+
 class SPTBase(BaseEstimator):
     """Parameters, validation, data preparation and the pretraining loop.
 
     Subclasses add the fine-tuning (classifier) or embedding (pretrainer) side. All
     arguments of ``__init__`` are stored as given and interpreted in ``fit``.
     """
+
+    #: The role (see :meth:`_build_net`) of the net in ``net_``.
+    _NET_ROLE = "pretrain"
 
     # --- validation ------------------------------------------------------------------
     def _check_params(self) -> None:
@@ -126,33 +135,74 @@ class SPTBase(BaseEstimator):
             )
         return tuple(sorted(channels))
 
-    def _resolve_patch_size(self, n_timepoints: int) -> int:
-        p = self.patch_size
-        if p == "auto":
-            return max(1, math.ceil(n_timepoints / TARGET_TOKENS))
-        if p > n_timepoints:
-            raise ValueError(
-                f"Series of length {n_timepoints} are shorter than one patch "
-                f"(patch_size={p}); lower patch_size."
-            )
-        return int(p)
-
     def _fit_input(self, X) -> tuple[np.ndarray, PanelInfo]:
-        """Validate training data and fix its shape-related state."""
+        """Validate training data and fix what fit learns about it (``input_spec_``)."""
         self._check_params()
         X, info = check_panel(X)
-        self.n_channels_ = info.n_channels
-        self.n_timepoints_ = info.n_timepoints
-        self.equal_length_ = info.equal_length
         if info.ndim == 2:
             self.n_features_in_ = info.n_timepoints
         elif hasattr(self, "n_features_in_"):
             del self.n_features_in_
-        self.patch_size_ = self._resolve_patch_size(info.n_timepoints)
-        self.max_tokens_ = math.ceil(info.n_timepoints / self.patch_size_)
-        self.normalizer_ = Normalizer(resolve_normalization(self.normalize, X)).fit(X)
+        self.input_spec_ = InputSpec.learn(X, info, self.patch_size, self.normalize)
+        self._architecture = {name: getattr(self, name) for name in ARCHITECTURE}
         self._mask_channels()
         return X, info
+
+    # --- fitted state ---------------------------------------------------------------------
+    # What fit learned about the input lives in ``input_spec_`` (an InputSpec) and the
+    # network's shape in ``_architecture``; the familiar attributes read them.
+    n_channels_ = property(lambda self: self.input_spec_.n_channels, doc="Channels of X.")
+    n_timepoints_ = property(lambda self: self.input_spec_.n_timepoints,
+                             doc="Length of the training series.")
+    equal_length_ = property(lambda self: self.input_spec_.equal_length,
+                             doc="Whether the training series had equal length.")
+    patch_size_ = property(lambda self: self.input_spec_.patch_size, doc="Steps per token.")
+    max_tokens_ = property(lambda self: self.input_spec_.max_tokens,
+                           doc="Tokens of a training-length series.")
+    normalizer_ = property(lambda self: self.input_spec_.normalizer,
+                           doc="Normalisation fitted on the training data.")
+
+    @property
+    def encoder_kwargs_(self) -> dict:
+        """Architecture of ``encoder_``: the input spec's sizes and the network parameters."""
+        return {**self.input_spec_.encoder_kwargs(), **self._architecture}
+
+    def __setstate__(self, state: dict) -> None:
+        # Pickles from before InputSpec hold its fields as attributes of their own.
+        if "normalizer_" in state and "input_spec_" not in state:
+            state["input_spec_"] = InputSpec(
+                **{f: state.pop(f + "_") for f in InputSpec.SHAPE},
+                normalizer=state.pop("normalizer_"),
+            )
+            kwargs = state.pop("encoder_kwargs_")
+            state["_architecture"] = _architecture(kwargs)
+        super().__setstate__(state)
+
+    def _restore(
+        self, spec: InputSpec, encoder_kwargs: dict, classes=None, check: bool = True
+    ) -> NeuralNet:
+        """Set a fitted state made elsewhere and build its net, initialised, weights not loaded.
+
+        The one way a fitted estimator is made without ``fit``: :mod:`sktspt.persistence`
+        (from a saved file) and :mod:`sktspt.compress` (a shallower copy) call it, then load
+        the weights into ``net.module_``. ``check`` validates the parameters first. Building
+        neither draws from the caller's random numbers nor repeats warnings of the fit.
+        """
+        if check:
+            self._check_params()
+        self.input_spec_ = spec
+        self._architecture = _architecture(encoder_kwargs)
+        if classes is not None:
+            self._set_classes(classes)
+        with self._seeded(0), warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            net = self._build_net(self._NET_ROLE, epochs=self._restored_epochs())
+            net.initialize()
+        return net
+
+    def _restored_epochs(self) -> int:
+        """Epochs of a restored net: what a warm start trains (the classifier's)."""
+        return 0
 
     def _input(self, X) -> np.ndarray:
         """Validate data seen after fit, normalise and pad it for the network."""
@@ -195,21 +245,6 @@ class SPTBase(BaseEstimator):
         if pad:
             X = np.pad(X, ((0, 0), (0, 0), (0, pad)), constant_values=np.nan)
         return X
-
-    def _encoder_kwargs(self) -> dict:
-        return dict(
-            n_channels=self.n_channels_,
-            patch_size=self.patch_size_,
-            max_tokens=self.max_tokens_,
-            d_model=self.d_model,
-            depth=self.depth,
-            n_heads=self.n_heads,
-            dim_feedforward=self.dim_feedforward,
-            dropout=self.dropout,
-            positional=self.positional,
-            architecture=self.architecture,
-            tokenizer=self.tokenizer,
-        )
 
     # --- randomness and device ----------------------------------------------------------
     def _seed(self) -> int:
@@ -428,9 +463,38 @@ class SPTBase(BaseEstimator):
     def _pretrain(
         self, X: np.ndarray, epochs: int, seed: int, callbacks=None, phase: str | None = "pretrain"
     ) -> MaskedPretrainNet:
-        """Self-pretraining on prepared (normalised) X, with ``pretrain_objective``.
+        """Self-pretraining on prepared (normalised) X, with ``pretrain_objective``."""
+        net = self._build_net("pretrain", len(X), seed, epochs, callbacks=callbacks, phase=phase)
+        if epochs > 0:
+            self._train(net, X, None, epochs, "pretraining")
+        else:
+            net.initialize()
+        return net
 
-        ``"masked"``: reconstruction of hidden values; ``"masked+sigreg"``: the same plus
+    def _build_net(
+        self, role: str, n: int = 0, seed: int = 0, epochs: int = 0, y=None, callbacks=None,
+        phase: str | None = None, weighted: bool = False,
+    ) -> NeuralNet:
+        """The skorch net of one training ``role``, not initialised; fit, load and resume use it.
+
+        ``role="pretrain"``: the pretraining net of ``pretrain_objective``; ``"finetune"``:
+        the classifier's (:meth:`_finetune_net`). ``n`` series (0 for a net built to load
+        weights into), ``epochs`` and ``seed`` set the schedule, split and random streams;
+        ``phase`` names the checkpoint folder.
+        """
+        if role == "finetune":
+            return self._finetune_net(n, y, seed, epochs, phase, weighted)
+        if role != "pretrain":
+            raise ValueError(f"role must be 'pretrain' or 'finetune', got {role!r}.")
+        return self._pretrain_net(n, seed, epochs, callbacks, phase)
+
+    def _finetune_net(self, n, y, seed, epochs, phase, weighted) -> NeuralNet:
+        raise NotImplementedError(f"{type(self).__name__} has no fine-tuning net.")
+
+    def _pretrain_net(
+        self, n: int, seed: int, epochs: int, callbacks, phase: str | None
+    ) -> MaskedPretrainNet:
+        """``"masked"``: reconstruction of hidden values; ``"masked+sigreg"``: the same plus
         ``sigreg_lambda * SIGReg`` on pooled embeddings; ``"lejepa"``: LeJEPA on random
         views. Every net has ``module_.encoder`` and ``module_.embed``.
         """
@@ -453,16 +517,11 @@ class SPTBase(BaseEstimator):
             )
             if objective == "masked+sigreg":
                 objective_kwargs["sigreg_lambda"] = float(self.sigreg_lambda)
-        net = net_cls(
-            **self._net_kwargs(len(X), epochs, seed, None, callbacks, phase),
+        return net_cls(
+            **self._net_kwargs(n, epochs, seed, None, callbacks, phase),
             **objective_kwargs,
-            **{f"module__{k}": v for k, v in self._encoder_kwargs().items()},
+            **{f"module__{k}": v for k, v in self.encoder_kwargs_.items()},
         )
-        if epochs > 0:
-            self._train(net, X, None, epochs, "pretraining")
-        else:
-            net.initialize()
-        return net
 
     def _n_members(self) -> int:
         """Networks trained together (an :class:`~sktspt.nn.ensemble.Ensemble` above 1)."""

@@ -55,6 +55,11 @@ NORMALIZATIONS = ("auto", "global", "instance", None)
 #: The roles a parameter can belong to: the two estimators.
 CLASSIFIER, PRETRAINER = "classifier", "pretrainer"
 BOTH = (CLASSIFIER, PRETRAINER)
+#: The parameters that shape the network, after the input (``encoder_kwargs_``).
+ARCHITECTURE = (
+    "d_model", "depth", "n_heads", "dim_feedforward", "dropout", "positional", "architecture",
+    "tokenizer",
+)
 #: Parameters that stay positional; the others are keyword-only.
 N_POSITIONAL = 4
 

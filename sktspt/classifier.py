@@ -13,7 +13,7 @@ from sklearn.preprocessing import LabelEncoder
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
-from ._base import INFERENCE_BATCH, EmbeddingTransformerMixin, SPTBase, with_threads
+from ._base import INFERENCE_BATCH, EmbeddingTransformerMixin, SPTBase, _architecture, with_threads
 from ._params import CLASSIFIER, check_value, declare_params
 from ._params import show as _show
 from .data import check_finite_output, check_labels, check_panel
@@ -25,9 +25,6 @@ from .training import AugmentedNetClassifier
 
 __all__ = ["SPTClassifier"]
 
-_SHAPE_STATE = (
-    "n_channels_", "n_timepoints_", "equal_length_", "patch_size_", "max_tokens_", "normalizer_",
-)
 #: Parameters that a fitted ``pretrainer`` fixes (its architecture and input handling).
 _PRETRAINER_PARAMS = (
     "depth", "d_model", "n_heads", "dim_feedforward", "patch_size", "tokenizer", "positional",
@@ -85,6 +82,8 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
     (3,)
     """
 
+    _NET_ROLE = "finetune"
+
     # --- fit --------------------------------------------------------------------------
     @with_threads
     def fit(self, X, y, X_unlabeled=None, sample_weight=None) -> SPTClassifier:
@@ -110,7 +109,6 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
             X = self._adopt_pretrainer(X)
         else:
             X, _ = self._fit_input(X)
-            self.encoder_kwargs_ = self._encoder_kwargs()
         y_enc = self._fit_labels(y, len(X))
         weights = self._sample_weights(sample_weight, y_enc)
         seed = self._resume_seed(self._seed(), X, y_enc, X_unlabeled, weights)
@@ -133,8 +131,9 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
                 encoder_state = pre_net.module_.encoder.state_dict()
                 self.pretrain_history_ = pre_net.history
             self.max_epochs_ = self._resolve_epochs(self.max_epochs, len(Xp), seed, y_enc)
-            net = self._finetune_net(
-                len(Xp), y_enc, seed, self.max_epochs_, weighted=weights is not None
+            net = self._build_net(
+                "finetune", len(Xp), seed, self.max_epochs_, y_enc, phase="finetune",
+                weighted=weights is not None,
             )
             net.initialize()
             if encoder_state is not None:
@@ -149,6 +148,15 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
 
     def _n_members(self) -> int:
         return int(self.n_estimators)
+
+    def _set_classes(self, classes: np.ndarray) -> None:
+        """``classes_`` (as fit stores them: distinct and sorted) of a restored classifier."""
+        self._label_encoder = LabelEncoder()
+        self._label_encoder.classes_ = self.classes_ = classes
+
+    def _restored_epochs(self) -> int:
+        epochs = getattr(self, "max_epochs_", self.max_epochs)
+        return epochs if isinstance(epochs, int) else 0
 
     def _fit_labels(self, y, n: int) -> np.ndarray:
         y = check_labels(y, n)
@@ -194,9 +202,8 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
             ) from exc
         self._check_params()
         self._warn_overridden(pre)
-        for name in _SHAPE_STATE:
-            setattr(self, name, getattr(pre, name))
-        self.encoder_kwargs_ = dict(pre.encoder_kwargs_)
+        self.input_spec_ = pre.input_spec_
+        self._architecture = _architecture(pre.encoder_kwargs_)
         X, info = check_panel(X)
         if info.n_channels != self.n_channels_:
             raise ValueError(
@@ -243,8 +250,8 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         return np.concatenate([_pad_to(Xp, t), _pad_to(U, t)])
 
     def _finetune_net(
-        self, n: int, y_enc: np.ndarray, seed: int, epochs: int = 0,
-        phase: str | None = "finetune", weighted: bool = False,
+        self, n: int, y_enc: np.ndarray | None, seed: int, epochs: int, phase: str | None,
+        weighted: bool,
     ) -> AugmentedNetClassifier:
         ensemble = self._n_members() > 1
         return AugmentedNetClassifier(

@@ -61,7 +61,6 @@ class SPTPretrainer(EmbeddingTransformerMixin, SPTBase):
             self.max_epochs_ = self._resolve_epochs(self.max_epochs, len(X), seed)
             self.net_ = self._pretrain(self._prepare(X), self.max_epochs_, seed, self.callbacks)
         self.encoder_ = self.net_.module_.encoder
-        self.encoder_kwargs_ = self._encoder_kwargs()
         self.history_ = self.net_.history
         return self
 
