@@ -17,19 +17,11 @@ from sklearn.utils.validation import check_is_fitted
 from skorch.callbacks import EarlyStopping, GradientNormClipping, LRScheduler
 from skorch.dataset import ValidSplit
 from skorch.net import NeuralNet
+from skorch.utils import noop
 
 from ._params import ARCHITECTURE, check_value, resolve_device, validate
 from .augment import Augmentation
-from .callbacks import (
-    RESUME_CALLBACK,
-    EpochCheckpoint,
-    FiniteLoss,
-    RunLock,
-    fit_fingerprint,
-    open_run,
-    silent,
-    stopped_early,
-)
+from .callbacks import FiniteLoss
 from .data import InputSpec, PanelInfo, check_panel
 from .loaders import TensorBatchIterator
 from .masking import resolve_masking
@@ -38,6 +30,14 @@ from .nn.heads import LeJEPAModel, ReconstructionModel
 from .nn.lighthouse import LighthouseSchedule, check_attention_params
 from .precision import autocast, autocast_dtype, matmul_precision
 from .progress import PhaseProgress, PhaseTable
+from .resume import (
+    RESUME_CALLBACK,
+    EpochCheckpoint,
+    RunLock,
+    fit_fingerprint,
+    open_run,
+    stopped_early,
+)
 from .training import LeJEPANet, MaskedPretrainNet, MaskedSigRegNet, WarmupCosine
 
 #: Serialises the sections of fits that seed torch's global generator (see ``_seeded``).
@@ -373,7 +373,7 @@ class SPTBase(BaseEstimator):
             patience = epochs if self.patience is None else self.patience
             callbacks.append(("best_epoch", EarlyStopping(
                 monitor="valid_loss", patience=patience, threshold=0.0, load_best=True,
-                sink=print if self.verbose >= 2 else silent,  # 1 shows only the bars
+                sink=print if self.verbose >= 2 else noop,  # 1 shows only the bars
             )))
         callbacks += list(user or ())
         if self.verbose == 1:
