@@ -51,10 +51,10 @@ import pandas as pd
 import torch
 from skorch.callbacks import Callback
 
-from sktspt._base import TARGET_TOKENS  # what patch_size="auto" aims at
 from sktspt.benchmark.datasets import load_dataset
 from sktspt.benchmark.report import md_table
 from sktspt.benchmark.run import Timing, cpu_count, timed, torch_threads
+from sktspt.data import TARGET_TOKENS  # what patch_size="auto" aims at
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS_PAGE = ROOT / "docs" / "performance.md"

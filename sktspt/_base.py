@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import os
 import threading
+import warnings
 from contextlib import contextmanager
 from functools import cache, wraps
 
@@ -15,54 +16,39 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 from skorch.callbacks import EarlyStopping, GradientNormClipping, LRScheduler
 from skorch.dataset import ValidSplit
+from skorch.net import NeuralNet
+from skorch.utils import noop
 
+from ._params import ARCHITECTURE, check_value, resolve_device, validate
 from .augment import Augmentation
-from .callbacks import (
-    RESUME_CALLBACK,
-    EpochCheckpoint,
-    FiniteLoss,
-    RunLock,
-    fit_fingerprint,
-    open_run,
-    silent,
-    stopped_early,
-)
-from .data import Normalizer, PanelInfo, check_panel, resolve_normalization
+from .callbacks import FiniteLoss
+from .data import InputSpec, PanelInfo, check_panel
 from .loaders import TensorBatchIterator
-from .masking import MASKINGS, resolve_masking
+from .masking import resolve_masking
 from .nn.ensemble import Ensemble
 from .nn.heads import LeJEPAModel, ReconstructionModel
 from .nn.lighthouse import LighthouseSchedule, check_attention_params
-from .nn.positional import POSITIONALS
-from .nn.tokenizers import TOKENIZERS
-from .nn.whitebox import ARCHITECTURES
-from .precision import autocast, autocast_dtype, check_precision, matmul_precision
+from .precision import autocast, autocast_dtype, matmul_precision
 from .progress import PhaseProgress, PhaseTable
+from .resume import (
+    RESUME_CALLBACK,
+    EpochCheckpoint,
+    RunLock,
+    fit_fingerprint,
+    open_run,
+    stopped_early,
+)
 from .training import LeJEPANet, MaskedPretrainNet, MaskedSigRegNet, WarmupCosine
 
-TARGET_TOKENS = 32
 #: Serialises the sections of fits that seed torch's global generator (see ``_seeded``).
 SEEDED_LOCK = threading.RLock()
 #: Series per forward pass at prediction: fixed, so that results do not depend on which
 #: series are predicted together (see ``SPTBase._infer``).
 INFERENCE_BATCH = 64
-PRETRAIN_OBJECTIVES = ("masked", "lejepa", "masked+sigreg")
 
 
 #: Names that ``verbose`` shows for the training phases.
 PHASE_LABELS = {"pretrain": "pretraining", "finetune": "fine-tuning"}
-
-
-def _show(value) -> str:
-    """``repr`` for messages, with numpy scalars as plain numbers (1.0, not np.float64(1.0))."""
-    return repr(value.item() if isinstance(value, np.generic) else value)
-
-
-def _check_n_threads(n_threads) -> None:
-    if n_threads is None:
-        return
-    if isinstance(n_threads, bool) or not isinstance(n_threads, int | np.integer) or n_threads < 1:
-        raise ValueError(f"n_threads must be None or a positive integer, got {_show(n_threads)}.")
 
 
 def with_threads(method):
@@ -75,7 +61,7 @@ def with_threads(method):
     @wraps(method)
     def wrapper(self, *args, **kwargs):
         n_threads = getattr(self, "n_threads", None)
-        _check_n_threads(n_threads)
+        check_value("n_threads", n_threads)
         if n_threads is None:
             return _with_matmul_precision(self, method, args, kwargs)
         before = torch.get_num_threads()
@@ -92,12 +78,6 @@ def _with_matmul_precision(self, method, args, kwargs):
     device = resolve_device(getattr(self, "device", "cpu"))
     with matmul_precision(getattr(self, "precision", "auto"), device):
         return method(self, *args, **kwargs)
-
-
-def resolve_device(device: str) -> str:
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    return device
 
 
 @cache
@@ -121,6 +101,11 @@ def fused_adamw_params(device) -> dict:
     return {"optimizer__fused": True} if _has_fused_adamw(torch.device(device).type) else {}
 
 
+def _architecture(encoder_kwargs: dict) -> dict:
+    """The network part of ``encoder_kwargs`` (files of sktspt 0.1.0 lack ``tokenizer``)."""
+    return {k: encoder_kwargs[k] for k in ARCHITECTURE if k in encoder_kwargs}
+
+
 class SPTBase(BaseEstimator):
     """Parameters, validation, data preparation and the pretraining loop.
 
@@ -128,128 +113,13 @@ class SPTBase(BaseEstimator):
     arguments of ``__init__`` are stored as given and interpreted in ``fit``.
     """
 
+    #: The role (see :meth:`_build_net`) of the net in ``net_``.
+    _NET_ROLE = "pretrain"
+
     # --- validation ------------------------------------------------------------------
     def _check_params(self) -> None:
-        if self.masking not in MASKINGS:
-            raise ValueError(f"masking must be one of {MASKINGS}, got {self.masking!r}.")
-        if self.positional not in POSITIONALS:
-            raise ValueError(
-                f"positional must be one of {POSITIONALS}, got {self.positional!r}."
-            )
-        if not 0.0 < float(self.mask_ratio) < 1.0:
-            raise ValueError(f"mask_ratio must be in (0, 1), got {_show(self.mask_ratio)}.")
-        for name in ("depth", "d_model", "n_heads", "dim_feedforward", "batch_size"):
-            value = getattr(self, name)
-            if not isinstance(value, int | np.integer) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {_show(value)}.")
-        if self.d_model % self.n_heads:
-            raise ValueError(
-                f"d_model={self.d_model} must be divisible by n_heads={self.n_heads}."
-            )
-        if not 0.0 <= float(self.validation_fraction) < 1.0:
-            raise ValueError(
-                f"validation_fraction must be in [0, 1), got {_show(self.validation_fraction)}."
-            )
-        self._check_numbers()
-        checkpoint_dir = self.checkpoint_dir
-        if checkpoint_dir is not None and not isinstance(checkpoint_dir, str | os.PathLike):
-            raise TypeError(
-                f"checkpoint_dir must be None or a path, got {type(checkpoint_dir).__name__}."
-            )
-        architecture = self.architecture
-        if architecture not in ARCHITECTURES:
-            raise ValueError(
-                f"architecture must be one of {ARCHITECTURES}, got {architecture!r}."
-            )
-        if self.tokenizer not in TOKENIZERS:
-            raise ValueError(f"tokenizer must be one of {TOKENIZERS}, got {self.tokenizer!r}.")
-        objective = self.pretrain_objective
-        if objective not in PRETRAIN_OBJECTIVES:
-            raise ValueError(
-                f"pretrain_objective must be one of {PRETRAIN_OBJECTIVES}, got {objective!r}."
-            )
-        if not isinstance(self.augment, bool | np.bool_):
-            raise TypeError(f"augment must be True or False, got {_show(self.augment)}.")
-        lam = self.sigreg_lambda
-        if isinstance(lam, bool) or not isinstance(lam, int | float | np.number) or not (
-            0.0 <= float(lam) <= 1.0
-        ):
-            raise ValueError(f"sigreg_lambda must be a number in [0, 1], got {_show(lam)}.")
-        check_precision(getattr(self, "precision", "auto"))
-        check_attention_params(self)
-
-    def _check_numbers(self) -> None:
-        """Ranges that torch would otherwise reject deep inside fit, or not at all."""
-        numbers = {
-            "lr": (lambda v: 0 < v < math.inf, "a positive number"),
-            "weight_decay": (lambda v: 0 <= v < math.inf, "a non-negative number"),
-            "dropout": (lambda v: 0 <= v < 1, "a number in [0, 1)"),
-            "label_smoothing": (lambda v: 0 <= v <= 1, "a number in [0, 1]"),
-            "mean_span": (lambda v: 0 < v < math.inf, "None or a positive number"),
-        }
-        for name, (valid, what) in numbers.items():
-            value = getattr(self, name, None)
-            if value is None and name == "mean_span" or not hasattr(self, name):
-                continue
-            if (isinstance(value, bool) or not isinstance(value, int | float | np.number)
-                    or not valid(value)):
-                raise ValueError(f"{name} must be {what}, got {_show(value)}.")
-        for name in ("max_epochs", "pretrain_epochs", "patience", "auto_steps"):
-            value = getattr(self, name, None)
-            if value is None and name == "patience" or not hasattr(self, name):
-                continue
-            if value == "auto" and name in ("max_epochs", "pretrain_epochs"):
-                continue
-            low = 1 if name in ("patience", "auto_steps") else 0
-            if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
-                kind = {"patience": "None or a positive", "auto_steps": "a positive"}.get(
-                    name, "'auto' or a non-negative")
-                raise ValueError(f"{name} must be {kind} integer, got {_show(value)}.")
-        if self.device is not None:
-            try:
-                torch.device(resolve_device(self.device))
-            except (RuntimeError, TypeError) as exc:
-                raise ValueError(f"device={self.device!r} is not a torch device: {exc}") from exc
-            if torch.device(resolve_device(self.device)).type == "cuda" and (
-                    not torch.cuda.is_available()):
-                raise ValueError(
-                    f"device={self.device!r} is not available: this torch build has no usable "
-                    "CUDA device (torch.cuda.is_available() is False). Use device='cpu', or "
-                    "'auto' to take CUDA only where it exists."
-                )
-        _check_n_threads(getattr(self, "n_threads", None))
-        self._check_pretraining_options()
-
-    def _check_pretraining_options(self) -> None:
-        """Types of ``mask_channels``, ``pretrain_crops`` and ``pretrain_callbacks``."""
-        channels = getattr(self, "mask_channels", None)
-        if channels is not None:
-            ok = isinstance(channels, list | tuple | np.ndarray) and len(channels) > 0 and all(
-                isinstance(c, int | np.integer) and not isinstance(c, bool | np.bool_)
-                for c in np.asarray(channels, dtype=object).ravel()
-            ) and np.ndim(channels) == 1
-            if not ok:
-                raise ValueError(
-                    "mask_channels must be None or a non-empty list of channel indices "
-                    f"(integers), got {_show(channels)}."
-                )
-            if len(set(np.asarray(channels).tolist())) != len(channels):
-                raise ValueError(f"mask_channels has repeated channels: {_show(channels)}.")
-        crops = getattr(self, "pretrain_crops", None)
-        if crops is not None and (
-            isinstance(crops, bool | np.bool_) or not isinstance(crops, int | float | np.number)
-            or not 0.0 < float(crops) < 1.0
-        ):
-            raise ValueError(
-                "pretrain_crops must be None or the shortest crop as a fraction of each "
-                f"series, in (0, 1), got {_show(crops)}."
-            )
-        user = getattr(self, "pretrain_callbacks", None)
-        if user is not None and not isinstance(user, list | tuple):
-            raise TypeError(
-                "pretrain_callbacks must be None or a list of skorch callbacks, got "
-                f"{type(user).__name__}."
-            )
+        """Check every parameter against its constraint in :data:`sktspt._params.PARAMS`."""
+        validate(self)
 
     def _mask_channels(self) -> tuple[int, ...] | None:
         """``mask_channels`` checked against the fitted number of channels."""
@@ -265,35 +135,74 @@ class SPTBase(BaseEstimator):
             )
         return tuple(sorted(channels))
 
-    def _resolve_patch_size(self, n_timepoints: int) -> int:
-        p = self.patch_size
-        if p == "auto":
-            return max(1, math.ceil(n_timepoints / TARGET_TOKENS))
-        if not isinstance(p, int | np.integer) or p < 1:
-            raise ValueError(f"patch_size must be a positive integer or 'auto', got {_show(p)}.")
-        if p > n_timepoints:
-            raise ValueError(
-                f"Series of length {n_timepoints} are shorter than one patch "
-                f"(patch_size={p}); lower patch_size."
-            )
-        return int(p)
-
     def _fit_input(self, X) -> tuple[np.ndarray, PanelInfo]:
-        """Validate training data and fix its shape-related state."""
+        """Validate training data and fix what fit learns about it (``input_spec_``)."""
         self._check_params()
         X, info = check_panel(X)
-        self.n_channels_ = info.n_channels
-        self.n_timepoints_ = info.n_timepoints
-        self.equal_length_ = info.equal_length
         if info.ndim == 2:
             self.n_features_in_ = info.n_timepoints
         elif hasattr(self, "n_features_in_"):
             del self.n_features_in_
-        self.patch_size_ = self._resolve_patch_size(info.n_timepoints)
-        self.max_tokens_ = math.ceil(info.n_timepoints / self.patch_size_)
-        self.normalizer_ = Normalizer(resolve_normalization(self.normalize, X)).fit(X)
+        self.input_spec_ = InputSpec.learn(X, info, self.patch_size, self.normalize)
+        self._architecture = {name: getattr(self, name) for name in ARCHITECTURE}
         self._mask_channels()
         return X, info
+
+    # --- fitted state ---------------------------------------------------------------------
+    # What fit learned about the input lives in ``input_spec_`` (an InputSpec) and the
+    # network's shape in ``_architecture``; the familiar attributes read them.
+    n_channels_ = property(lambda self: self.input_spec_.n_channels, doc="Channels of X.")
+    n_timepoints_ = property(lambda self: self.input_spec_.n_timepoints,
+                             doc="Length of the training series.")
+    equal_length_ = property(lambda self: self.input_spec_.equal_length,
+                             doc="Whether the training series had equal length.")
+    patch_size_ = property(lambda self: self.input_spec_.patch_size, doc="Steps per token.")
+    max_tokens_ = property(lambda self: self.input_spec_.max_tokens,
+                           doc="Tokens of a training-length series.")
+    normalizer_ = property(lambda self: self.input_spec_.normalizer,
+                           doc="Normalisation fitted on the training data.")
+
+    @property
+    def encoder_kwargs_(self) -> dict:
+        """Architecture of ``encoder_``: the input spec's sizes and the network parameters."""
+        return {**self.input_spec_.encoder_kwargs(), **self._architecture}
+
+    def __setstate__(self, state: dict) -> None:
+        # Pickles from before InputSpec hold its fields as attributes of their own.
+        if "normalizer_" in state and "input_spec_" not in state:
+            state["input_spec_"] = InputSpec(
+                **{f: state.pop(f + "_") for f in InputSpec.SHAPE},
+                normalizer=state.pop("normalizer_"),
+            )
+            kwargs = state.pop("encoder_kwargs_")
+            state["_architecture"] = _architecture(kwargs)
+        super().__setstate__(state)
+
+    def _restore(
+        self, spec: InputSpec, encoder_kwargs: dict, classes=None, check: bool = True
+    ) -> NeuralNet:
+        """Set a fitted state made elsewhere and build its net, initialised, weights not loaded.
+
+        The one way a fitted estimator is made without ``fit``: :mod:`sktspt.persistence`
+        (from a saved file) and :mod:`sktspt.compress` (a shallower copy) call it, then load
+        the weights into ``net.module_``. ``check`` validates the parameters first. Building
+        neither draws from the caller's random numbers nor repeats warnings of the fit.
+        """
+        if check:
+            self._check_params()
+        self.input_spec_ = spec
+        self._architecture = _architecture(encoder_kwargs)
+        if classes is not None:
+            self._set_classes(classes)
+        with self._seeded(0), warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            net = self._build_net(self._NET_ROLE, epochs=self._restored_epochs())
+            net.initialize()
+        return net
+
+    def _restored_epochs(self) -> int:
+        """Epochs of a restored net: what a warm start trains (the classifier's)."""
+        return 0
 
     def _input(self, X) -> np.ndarray:
         """Validate data seen after fit, normalise and pad it for the network."""
@@ -336,21 +245,6 @@ class SPTBase(BaseEstimator):
         if pad:
             X = np.pad(X, ((0, 0), (0, 0), (0, pad)), constant_values=np.nan)
         return X
-
-    def _encoder_kwargs(self) -> dict:
-        return dict(
-            n_channels=self.n_channels_,
-            patch_size=self.patch_size_,
-            max_tokens=self.max_tokens_,
-            d_model=self.d_model,
-            depth=self.depth,
-            n_heads=self.n_heads,
-            dim_feedforward=self.dim_feedforward,
-            dropout=self.dropout,
-            positional=self.positional,
-            architecture=self.architecture,
-            tokenizer=self.tokenizer,
-        )
 
     # --- randomness and device ----------------------------------------------------------
     def _seed(self) -> int:
@@ -479,7 +373,7 @@ class SPTBase(BaseEstimator):
             patience = epochs if self.patience is None else self.patience
             callbacks.append(("best_epoch", EarlyStopping(
                 monitor="valid_loss", patience=patience, threshold=0.0, load_best=True,
-                sink=print if self.verbose >= 2 else silent,  # 1 shows only the bars
+                sink=print if self.verbose >= 2 else noop,  # 1 shows only the bars
             )))
         callbacks += list(user or ())
         if self.verbose == 1:
@@ -569,9 +463,38 @@ class SPTBase(BaseEstimator):
     def _pretrain(
         self, X: np.ndarray, epochs: int, seed: int, callbacks=None, phase: str | None = "pretrain"
     ) -> MaskedPretrainNet:
-        """Self-pretraining on prepared (normalised) X, with ``pretrain_objective``.
+        """Self-pretraining on prepared (normalised) X, with ``pretrain_objective``."""
+        net = self._build_net("pretrain", len(X), seed, epochs, callbacks=callbacks, phase=phase)
+        if epochs > 0:
+            self._train(net, X, None, epochs, "pretraining")
+        else:
+            net.initialize()
+        return net
 
-        ``"masked"``: reconstruction of hidden values; ``"masked+sigreg"``: the same plus
+    def _build_net(
+        self, role: str, n: int = 0, seed: int = 0, epochs: int = 0, y=None, callbacks=None,
+        phase: str | None = None, weighted: bool = False,
+    ) -> NeuralNet:
+        """The skorch net of one training ``role``, not initialised; fit, load and resume use it.
+
+        ``role="pretrain"``: the pretraining net of ``pretrain_objective``; ``"finetune"``:
+        the classifier's (:meth:`_finetune_net`). ``n`` series (0 for a net built to load
+        weights into), ``epochs`` and ``seed`` set the schedule, split and random streams;
+        ``phase`` names the checkpoint folder.
+        """
+        if role == "finetune":
+            return self._finetune_net(n, y, seed, epochs, phase, weighted)
+        if role != "pretrain":
+            raise ValueError(f"role must be 'pretrain' or 'finetune', got {role!r}.")
+        return self._pretrain_net(n, seed, epochs, callbacks, phase)
+
+    def _finetune_net(self, n, y, seed, epochs, phase, weighted) -> NeuralNet:
+        raise NotImplementedError(f"{type(self).__name__} has no fine-tuning net.")
+
+    def _pretrain_net(
+        self, n: int, seed: int, epochs: int, callbacks, phase: str | None
+    ) -> MaskedPretrainNet:
+        """``"masked"``: reconstruction of hidden values; ``"masked+sigreg"``: the same plus
         ``sigreg_lambda * SIGReg`` on pooled embeddings; ``"lejepa"``: LeJEPA on random
         views. Every net has ``module_.encoder`` and ``module_.embed``.
         """
@@ -594,16 +517,11 @@ class SPTBase(BaseEstimator):
             )
             if objective == "masked+sigreg":
                 objective_kwargs["sigreg_lambda"] = float(self.sigreg_lambda)
-        net = net_cls(
-            **self._net_kwargs(len(X), epochs, seed, None, callbacks, phase),
+        return net_cls(
+            **self._net_kwargs(n, epochs, seed, None, callbacks, phase),
             **objective_kwargs,
-            **{f"module__{k}": v for k, v in self._encoder_kwargs().items()},
+            **{f"module__{k}": v for k, v in self.encoder_kwargs_.items()},
         )
-        if epochs > 0:
-            self._train(net, X, None, epochs, "pretraining")
-        else:
-            net.initialize()
-        return net
 
     def _n_members(self) -> int:
         """Networks trained together (an :class:`~sktspt.nn.ensemble.Ensemble` above 1)."""

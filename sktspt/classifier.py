@@ -13,7 +13,9 @@ from sklearn.preprocessing import LabelEncoder
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
-from ._base import INFERENCE_BATCH, EmbeddingTransformerMixin, SPTBase, _show, with_threads
+from ._base import INFERENCE_BATCH, EmbeddingTransformerMixin, SPTBase, _architecture, with_threads
+from ._params import CLASSIFIER, check_value, declare_params
+from ._params import show as _show
 from .data import check_finite_output, check_labels, check_panel
 from .leap import check_exit_params, early_exit_infer
 from .nn.ensemble import mean_member_proba
@@ -23,9 +25,6 @@ from .training import AugmentedNetClassifier
 
 __all__ = ["SPTClassifier"]
 
-_SHAPE_STATE = (
-    "n_channels_", "n_timepoints_", "equal_length_", "patch_size_", "max_tokens_", "normalizer_",
-)
 #: Parameters that a fitted ``pretrainer`` fixes (its architecture and input handling).
 _PRETRAINER_PARAMS = (
     "depth", "d_model", "n_heads", "dim_feedforward", "patch_size", "tokenizer", "positional",
@@ -37,6 +36,7 @@ def _pad_to(X: np.ndarray, length: int) -> np.ndarray:
     return np.pad(X, ((0, 0), (0, 0), (0, length - X.shape[2])), constant_values=np.nan)
 
 
+@declare_params(CLASSIFIER)
 class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
     """Time-series transformer classifier with self-pretraining (SPT).
 
@@ -52,124 +52,7 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
     epoch kept; with ``validation_fraction`` the best epoch is chosen on a split of the
     training data, never on test data.
 
-    Parameters
-    ----------
-    depth, d_model, n_heads, dim_feedforward, dropout, patch_size, positional, normalize
-        Network and input handling, as in :class:`~sktspt.SPTPretrainer`.
-    tokenizer : {"conv", "patch"}, default="conv"
-        How tokens are made, as in :class:`~sktspt.SPTPretrainer`.
-    architecture : {"transformer", "crate", "attention_only"}, default="transformer"
-        Encoder layer, as in :class:`~sktspt.SPTPretrainer`.
-    masking, mask_ratio, mean_span
-        The self-pretraining objective, as in :class:`~sktspt.SPTPretrainer`.
-    pretrain_objective : {"masked", "lejepa", "masked+sigreg"}, default="masked"
-        What pretraining optimises, as in :class:`~sktspt.SPTPretrainer`.
-    sigreg_lambda : float, default=0.05
-        Weight of SIGReg for ``"lejepa"`` and ``"masked+sigreg"``, in ``[0, 1]``.
-    pretrain_epochs : int or "auto", default="auto"
-        Self-pretraining epochs; 0 trains from scratch. ``"auto"``: the epochs that give
-        about ``auto_steps`` optimizer steps (``pretrain_epochs_`` after fit).
-    max_epochs : int or "auto", default="auto"
-        Fine-tuning epochs; ``"auto"`` as for ``pretrain_epochs`` (``max_epochs_``).
-    auto_steps : int, default=1000
-        Optimizer steps per phase that ``"auto"`` epochs aim at: small datasets get
-        enough updates, large ones are not over-trained (``docs/tuning.md``).
-    lr, weight_decay, batch_size
-        AdamW settings (warm-up then cosine decay per batch) for both phases.
-    label_smoothing : float, default=0.1
-        Label smoothing of the cross-entropy loss.
-    augment : bool, default=False
-        Train both phases on randomly windowed, scaled and jittered variants of each
-        batch (:class:`~sktspt.augment.Augmentation`); prediction sees the series as given.
-        LeJEPA pretraining keeps its own views. Off by default: it helped some datasets in
-        training-split CV and cost ACSF1 25-35 points (``docs/tuning.md``).
-    validation_fraction : float, default=0.0
-        Part of the training data held out (stratified) to pick the best epoch in each
-        phase; 0 trains on all of it and keeps the last epoch (on a few dozen series the
-        held-out part costs more than the choice gains).
-    patience : int or None, default=None
-        Early-stopping patience in epochs; None runs all epochs and restores the best.
-    pretrainer : SPTPretrainer or None, default=None
-        A fitted pretrainer (wrap it in ``sklearn.frozen.FrozenEstimator`` so that it
-        survives ``clone``) whose encoder, normalisation and patching are used instead
-        of pretraining in ``fit``. Pretraining outside cross-validation sees every fold.
-    warm_start : bool, default=False
-        When True and already fitted, ``fit`` continues fine-tuning the current weights
-        for ``max_epochs`` more epochs, without pretraining again.
-    callbacks : list or None, default=None
-        Extra skorch callbacks for fine-tuning.
-    device : str, default="cpu"
-        Torch device; ``"auto"`` picks CUDA when available.
-    random_state : int, RandomState or None, default=None
-        Seeds weights, masks, shuffling and validation splits.
-    verbose : int, default=0
-        0: silent. 1: a progress bar per phase ("pretraining", "fine-tuning") with the
-        losses and the time left. 2: skorch's table of every epoch, headed by the phase.
-    checkpoint_dir : str, path or None, default=None
-        Folder for resumable checkpoints (one per epoch, in each phase). When set, a ``fit`` that
-        was interrupted (Ctrl-C, a killed process) resumes from its last checkpoint when
-        called again with the same data and parameters, losing at most the epoch in
-        progress; a finished fit is reloaded, not retrained. Use one folder per fit: a
-        folder written by a different fit raises ``ValueError``. None writes nothing.
-    n_estimators : int, default=1
-        Networks trained together as one ensemble (:class:`~sktspt.nn.ensemble.Ensemble`):
-        each starts from its own random weights and draws its own masks, all share the
-        batches and one optimizer, and ``predict_proba`` averages their probabilities.
-        ``transform`` then concatenates the members' embeddings, and ``encoder_`` is a
-        ``ModuleList`` of the members' encoders.
-    n_threads : int or None, default=None
-        CPU threads torch uses inside ``fit``, ``predict``, ``predict_proba`` and
-        ``transform`` (``torch.set_num_threads``; the previous count is restored
-        afterwards). None leaves torch's setting alone, which by default is one thread per
-        core: on a machine busy with other work, ``n_threads=1`` is often many times faster.
-    class_weight : None, "balanced" or dict, default=None
-        Weights of the classes in the fine-tuning loss, for imbalanced data: a dict
-        ``{label: weight}`` (missing labels weigh 1), or ``"balanced"`` for
-        ``n_samples / (n_classes * count)``. They multiply ``fit``'s ``sample_weight``.
-        Pretraining, which sees no labels, is not weighted.
-    mask_channels, pretrain_crops
-        Channels that masking may hide, and pretraining on random crops; see
-        :class:`~sktspt.SPTPretrainer`.
-    pretrain_callbacks : list or None, default=None
-        Extra skorch callbacks for pretraining (``callbacks`` act on fine-tuning only).
-    exit_loss_weight : float, default=0.0
-        Weight of the LEAP exit-aware loss added in fine-tuning (:mod:`sktspt.leap`):
-        it pulls each intermediate layer's pooled representation towards the final one,
-        so that ``early_exit`` can stop early without losing accuracy. 0 turns it off.
-    early_exit : float or None, default=None
-        LEAP early exit at prediction: each series leaves the encoder at the first layer
-        ``>= min_exit_layer`` whose pooled representation has cosine ``>= early_exit``
-        with the previous layer's, and the (shared) head is applied there; series that
-        exited stop costing compute. 0.95 is the LEAP paper's threshold; None runs every
-        layer. Can be set after fitting (``set_params``); see :meth:`exit_layers`.
-    min_exit_layer : int, default=2
-        First layer (1-based) at which ``early_exit`` may stop a series.
-    attention : {"dense", "lighthouse"}, default="dense"
-        Attention in training. ``"lighthouse"``: Lighthouse hierarchical sparse attention
-        (:mod:`sktspt.nn.lighthouse`) in every layer but the first and last (needs
-        ``depth >= 3``), for the first ``1 - lighthouse_recovery`` of each phase's
-        optimizer steps, then dense attention on the same weights. Validation, prediction
-        and ``transform`` are always dense, so the fitted model is an ordinary one. It
-        pays only on long inputs (thousands of tokens, see ``docs/lighthouse.md``).
-    lighthouse_levels : int, default=3
-        Levels of the Lighthouse pyramid (level ``l`` pools ``lighthouse_pool**l``
-        tokens); 1 is exactly dense attention.
-    lighthouse_pool : int, default=4
-        Pooling factor between levels.
-    lighthouse_topk : int, default=8
-        Windows refined per tile and level (half by query norm, half by key norm); the
-        other windows stay in as coarse summaries.
-    lighthouse_recovery : float, default=0.1
-        Fraction in ``[0, 1]`` of each phase's last optimizer steps trained with dense
-        attention (the recovery phase).
-
-    precision : {"auto", "float32", "bfloat16", "float16"}, default="auto"
-        Numeric precision of training and prediction (:mod:`sktspt.precision`): autocast
-        of the network to bfloat16 or float16 (float16 with loss scaling, CUDA only),
-        losses and SIGReg in float32, weights always float32; on CUDA, TF32 matmuls
-        unless ``"float32"``. ``"auto"``: bfloat16 on a CUDA GPU that supports it,
-        float32 elsewhere (on CPU). Can be changed after fitting: prediction uses the
-        current value, and falls back to float32 where the device cannot run it.
+    <parameters>
 
     Attributes
     ----------
@@ -199,103 +82,7 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
     (3,)
     """
 
-    def __init__(
-        self,
-        depth=3,
-        d_model=64,
-        n_heads=4,
-        dim_feedforward=128,
-        dropout=0.1,
-        patch_size="auto",
-        tokenizer="conv",
-        positional="sinusoidal",
-        architecture="transformer",
-        normalize="auto",
-        masking="span",
-        mask_ratio=0.3,
-        mean_span=None,
-        pretrain_objective="masked",
-        sigreg_lambda=0.05,
-        pretrain_epochs="auto",
-        max_epochs="auto",
-        auto_steps=1000,
-        lr=1e-3,
-        weight_decay=0.01,
-        batch_size=16,
-        label_smoothing=0.1,
-        augment=False,
-        validation_fraction=0.0,
-        patience=None,
-        pretrainer=None,
-        warm_start=False,
-        callbacks=None,
-        device="cpu",
-        random_state=None,
-        verbose=0,
-        checkpoint_dir=None,
-        n_estimators=1,
-        n_threads=None,
-        class_weight=None,
-        mask_channels=None,
-        pretrain_crops=None,
-        pretrain_callbacks=None,
-        exit_loss_weight=0.0,
-        early_exit=None,
-        min_exit_layer=2,
-        attention="dense",
-        lighthouse_levels=3,
-        lighthouse_pool=4,
-        lighthouse_topk=8,
-        lighthouse_recovery=0.1,
-        precision="auto",
-    ):
-        self.depth = depth
-        self.d_model = d_model
-        self.n_heads = n_heads
-        self.dim_feedforward = dim_feedforward
-        self.dropout = dropout
-        self.patch_size = patch_size
-        self.tokenizer = tokenizer
-        self.positional = positional
-        self.architecture = architecture
-        self.normalize = normalize
-        self.masking = masking
-        self.mask_ratio = mask_ratio
-        self.mean_span = mean_span
-        self.pretrain_objective = pretrain_objective
-        self.sigreg_lambda = sigreg_lambda
-        self.pretrain_epochs = pretrain_epochs
-        self.max_epochs = max_epochs
-        self.auto_steps = auto_steps
-        self.lr = lr
-        self.weight_decay = weight_decay
-        self.batch_size = batch_size
-        self.label_smoothing = label_smoothing
-        self.augment = augment
-        self.validation_fraction = validation_fraction
-        self.patience = patience
-        self.pretrainer = pretrainer
-        self.warm_start = warm_start
-        self.callbacks = callbacks
-        self.device = device
-        self.random_state = random_state
-        self.verbose = verbose
-        self.checkpoint_dir = checkpoint_dir
-        self.n_estimators = n_estimators
-        self.n_threads = n_threads
-        self.class_weight = class_weight
-        self.mask_channels = mask_channels
-        self.pretrain_crops = pretrain_crops
-        self.pretrain_callbacks = pretrain_callbacks
-        self.exit_loss_weight = exit_loss_weight
-        self.early_exit = early_exit
-        self.min_exit_layer = min_exit_layer
-        self.attention = attention
-        self.lighthouse_levels = lighthouse_levels
-        self.lighthouse_pool = lighthouse_pool
-        self.lighthouse_topk = lighthouse_topk
-        self.lighthouse_recovery = lighthouse_recovery
-        self.precision = precision
+    _NET_ROLE = "finetune"
 
     # --- fit --------------------------------------------------------------------------
     @with_threads
@@ -322,7 +109,6 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
             X = self._adopt_pretrainer(X)
         else:
             X, _ = self._fit_input(X)
-            self.encoder_kwargs_ = self._encoder_kwargs()
         y_enc = self._fit_labels(y, len(X))
         weights = self._sample_weights(sample_weight, y_enc)
         seed = self._resume_seed(self._seed(), X, y_enc, X_unlabeled, weights)
@@ -345,8 +131,9 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
                 encoder_state = pre_net.module_.encoder.state_dict()
                 self.pretrain_history_ = pre_net.history
             self.max_epochs_ = self._resolve_epochs(self.max_epochs, len(Xp), seed, y_enc)
-            net = self._finetune_net(
-                len(Xp), y_enc, seed, self.max_epochs_, weighted=weights is not None
+            net = self._build_net(
+                "finetune", len(Xp), seed, self.max_epochs_, y_enc, phase="finetune",
+                weighted=weights is not None,
             )
             net.initialize()
             if encoder_state is not None:
@@ -362,17 +149,14 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
     def _n_members(self) -> int:
         return int(self.n_estimators)
 
-    def _check_params(self) -> None:
-        super()._check_params()
-        check_exit_params(self)
-        n = self.n_estimators
-        if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
-            raise ValueError(f"n_estimators must be a positive integer, got {_show(n)}.")
-        if n > 1 and self.pretrain_objective != "masked":
-            raise ValueError(
-                "n_estimators > 1 trains members with masked reconstruction only; got "
-                f"pretrain_objective={self.pretrain_objective!r}."
-            )
+    def _set_classes(self, classes: np.ndarray) -> None:
+        """``classes_`` (as fit stores them: distinct and sorted) of a restored classifier."""
+        self._label_encoder = LabelEncoder()
+        self._label_encoder.classes_ = self.classes_ = classes
+
+    def _restored_epochs(self) -> int:
+        epochs = getattr(self, "max_epochs_", self.max_epochs)
+        return epochs if isinstance(epochs, int) else 0
 
     def _fit_labels(self, y, n: int) -> np.ndarray:
         y = check_labels(y, n)
@@ -390,15 +174,7 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         class_weight = self.class_weight
         if class_weight is None and sample_weight is None:
             return None
-        if class_weight is not None and not isinstance(class_weight, str | dict):
-            raise TypeError(
-                "class_weight must be None, 'balanced' or a dict {label: weight}, got "
-                f"{type(class_weight).__name__}."
-            )
-        if isinstance(class_weight, str) and class_weight != "balanced":
-            raise ValueError(
-                f"class_weight must be None, 'balanced' or a dict, got {class_weight!r}."
-            )
+        check_value("class_weight", class_weight)  # also on a warm start
         n = len(y_enc)
         w = _check_sample_weight(sample_weight, np.empty((n, 1)), dtype=np.float64,
                                  ensure_non_negative=True)
@@ -426,9 +202,8 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
             ) from exc
         self._check_params()
         self._warn_overridden(pre)
-        for name in _SHAPE_STATE:
-            setattr(self, name, getattr(pre, name))
-        self.encoder_kwargs_ = dict(pre.encoder_kwargs_)
+        self.input_spec_ = pre.input_spec_
+        self._architecture = _architecture(pre.encoder_kwargs_)
         X, info = check_panel(X)
         if info.n_channels != self.n_channels_:
             raise ValueError(
@@ -475,8 +250,8 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         return np.concatenate([_pad_to(Xp, t), _pad_to(U, t)])
 
     def _finetune_net(
-        self, n: int, y_enc: np.ndarray, seed: int, epochs: int = 0,
-        phase: str | None = "finetune", weighted: bool = False,
+        self, n: int, y_enc: np.ndarray | None, seed: int, epochs: int, phase: str | None,
+        weighted: bool,
     ) -> AugmentedNetClassifier:
         ensemble = self._n_members() > 1
         return AugmentedNetClassifier(

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import copy
 import math
-import warnings
 
 import numpy as np
 import torch
@@ -39,14 +38,11 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import INFERENCE_BATCH
+from ._params import show as _show
 from .nn.encoder import masked_mean
 from .nn.heads import split_input
 
 __all__ = ["FusedClassifier", "fuse_layers", "layer_distances", "plan_groups"]
-
-
-def _show(value) -> str:
-    return repr(value.item() if isinstance(value, np.generic) else value)
 
 
 def _check_int(name: str, value, low: int, none_ok: bool = False) -> None:
@@ -214,19 +210,10 @@ def _rebuild(estimator, depth: int, encoder, groups, distances):
         {k: copy.deepcopy(v) for k, v in estimator.__dict__.items() if k not in skip}
     )
     new.depth = int(depth)
-    new.encoder_kwargs_ = {**estimator.encoder_kwargs_, "depth": int(depth)}
-    with new._seeded(0), warnings.catch_warnings():
-        # Building the net must neither use the caller's random numbers nor repeat
-        # warnings given at fit time (as in sktspt.persistence).
-        warnings.simplefilter("ignore", UserWarning)
-        if hasattr(estimator, "classes_"):
-            epochs = getattr(new, "max_epochs_", new.max_epochs)
-            net = new._finetune_net(0, np.zeros(0, dtype=np.int64), 0,
-                                    epochs if isinstance(epochs, int) else 0, phase=None)
-            net.initialize()
-        else:
-            empty = np.zeros((0, new.n_channels_, new.n_timepoints_), dtype=np.float32)
-            net = new._pretrain(empty, 0, 0, None, phase=None)
+    net = new._restore(
+        new.input_spec_, {**estimator.encoder_kwargs_, "depth": int(depth)},
+        getattr(new, "classes_", None), check=False,
+    )
     state = {k: v for k, v in estimator.net_.module_.state_dict().items()
              if not k.startswith("encoder.layers.")}
     state.update({f"encoder.{k}": v for k, v in encoder.state_dict().items()

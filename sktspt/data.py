@@ -9,13 +9,17 @@ and unequal lengths need no special path.
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass
 
 import numpy as np
 from sklearn.utils.validation import check_array
 
-__all__ = ["check_panel", "check_labels", "Normalizer", "PanelInfo"]
+__all__ = ["check_panel", "check_labels", "Normalizer", "PanelInfo", "InputSpec", "TARGET_TOKENS"]
+
+#: Tokens per series that ``patch_size="auto"`` aims at.
+TARGET_TOKENS = 32
 
 
 @dataclass(frozen=True)
@@ -27,6 +31,58 @@ class PanelInfo:
     equal_length: bool
     has_missing: bool
     ndim: int
+
+
+@dataclass
+class InputSpec:
+    """What ``fit`` learned about its input: everything prediction needs to prepare X.
+
+    The estimators show the fields as ``n_channels_``, ``n_timepoints_``,
+    ``equal_length_``, ``patch_size_``, ``max_tokens_`` and ``normalizer_``; the
+    encoder is built with :meth:`encoder_kwargs`. A classifier started from a fitted
+    pretrainer takes the pretrainer's spec as it is.
+    """
+
+    n_channels: int
+    n_timepoints: int
+    equal_length: bool
+    patch_size: int
+    max_tokens: int
+    normalizer: Normalizer
+
+    #: The shape fields, in the order saved files and fingerprints list them.
+    SHAPE = ("n_channels", "n_timepoints", "equal_length", "patch_size", "max_tokens")
+
+    @classmethod
+    def learn(cls, X: np.ndarray, info: PanelInfo, patch_size, normalize) -> InputSpec:
+        """The spec of training panel ``X`` (validated, with ``info``) for these parameters."""
+        patch = resolve_patch_size(patch_size, info.n_timepoints)
+        return cls(
+            n_channels=info.n_channels,
+            n_timepoints=info.n_timepoints,
+            equal_length=info.equal_length,
+            patch_size=patch,
+            max_tokens=math.ceil(info.n_timepoints / patch),
+            normalizer=Normalizer(resolve_normalization(normalize, X)).fit(X),
+        )
+
+    def encoder_kwargs(self) -> dict:
+        """The input facts that size the encoder."""
+        return dict(
+            n_channels=self.n_channels, patch_size=self.patch_size, max_tokens=self.max_tokens
+        )
+
+
+def resolve_patch_size(patch_size, n_timepoints: int) -> int:
+    """``patch_size`` (a checked parameter) for series of ``n_timepoints`` steps."""
+    if patch_size == "auto":
+        return max(1, math.ceil(n_timepoints / TARGET_TOKENS))
+    if patch_size > n_timepoints:
+        raise ValueError(
+            f"Series of length {n_timepoints} are shorter than one patch "
+            f"(patch_size={patch_size}); lower patch_size."
+        )
+    return int(patch_size)
 
 
 def _is_pandas(X) -> bool:

@@ -23,6 +23,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from ._params import leap_needs_one_network, validate
 from .nn.encoder import masked_mean
 from .nn.heads import split_input
 
@@ -32,10 +33,8 @@ __all__ = ["EXIT_TAU", "exit_loss", "record_layers", "check_exit_params", "early
 EXIT_TAU = 0.98
 #: Sharpness of the sigmoid in the LEAP loss.
 EXIT_SHARPNESS = 10.0
-
-
-def _show(value) -> str:
-    return repr(value.item() if isinstance(value, np.generic) else value)
+#: The parameters of LEAP, checked again at prediction (they can be set after fit).
+EXIT_PARAMS = ("exit_loss_weight", "early_exit", "min_exit_layer")
 
 
 def exit_loss(
@@ -93,33 +92,12 @@ def record_layers(encoder):
 
 
 def check_exit_params(est) -> None:
-    """Validate ``exit_loss_weight``, ``early_exit`` and ``min_exit_layer`` of ``est``."""
-    weight = getattr(est, "exit_loss_weight", 0.0)
-    if isinstance(weight, bool | np.bool_) or not isinstance(weight, int | float | np.number) or (
-        not 0.0 <= float(weight) < float("inf")
-    ):
-        raise ValueError(
-            f"exit_loss_weight must be a non-negative number (0 turns the LEAP loss off), "
-            f"got {_show(weight)}."
-        )
-    theta = getattr(est, "early_exit", None)
-    if theta is not None and (
-        isinstance(theta, bool | np.bool_) or not isinstance(theta, int | float | np.number)
-        or not -1.0 <= float(theta) <= 1.0
-    ):
-        raise ValueError(
-            "early_exit must be None or a cosine threshold in [-1, 1] (0.95 in the LEAP "
-            f"paper), got {_show(theta)}."
-        )
-    layer = getattr(est, "min_exit_layer", 1)
-    if isinstance(layer, bool | np.bool_) or not isinstance(layer, int | np.integer) or layer < 1:
-        raise ValueError(f"min_exit_layer must be a positive integer, got {_show(layer)}.")
-    members = int(getattr(est, "n_estimators", 1))
-    if members > 1 and (theta is not None or float(weight) > 0):
-        raise ValueError(
-            "early_exit and exit_loss_weight act on a single network; got "
-            f"n_estimators={members}. Use n_estimators=1 with LEAP."
-        )
+    """Validate ``exit_loss_weight``, ``early_exit`` and ``min_exit_layer`` of ``est``.
+
+    They can change after fit (``set_params``), so prediction checks them again.
+    """
+    validate(est, EXIT_PARAMS)
+    leap_needs_one_network(est)
 
 
 def _padded(t: torch.Tensor, size: int, fill: float | bool = 0) -> torch.Tensor:

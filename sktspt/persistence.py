@@ -12,8 +12,10 @@ whoever wrote the file: load pickles you made yourself only. :func:`save` writes
 ``weights.safetensors``
     The state dict of ``net_.module_`` (encoder and head) in safetensors format.
 
-Loading builds the estimator from its parameters, rebuilds and initialises its skorch
-net, and copies the weights in, so ``predict``, ``predict_proba`` and ``transform`` give
+Loading builds the estimator from its parameters, restores its fitted state (an
+:class:`~sktspt.data.InputSpec`, the architecture, the classes) and its skorch net with
+the estimator's one restoring hook (``_restore``, which builds the net as ``fit`` does),
+and copies the weights in, so ``predict``, ``predict_proba`` and ``transform`` give
 the same numbers as before saving. Weights are read onto the CPU and moved to the
 estimator's device; a model trained on a GPU loads on a machine without one (see
 ``device`` in :func:`load`). The optimizer state is not saved: ``warm_start`` after
@@ -44,12 +46,11 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load as load_tensors
 from safetensors.torch import save as save_tensors
-from sklearn.preprocessing import LabelEncoder
 from sklearn.utils.validation import check_is_fitted
 from skorch.history import History
 
 from ._version import __version__
-from .data import Normalizer
+from .data import InputSpec, Normalizer
 
 __all__ = ["save", "load", "FORMAT_VERSION"]
 
@@ -57,10 +58,8 @@ FORMAT = "sktspt-estimator"
 FORMAT_VERSION = 1
 _META = "metadata.json"
 _WEIGHTS = "weights.safetensors"
-_SHAPE_STATE = (
-    "n_channels_", "n_timepoints_", "equal_length_", "patch_size_", "max_tokens_",
-    "n_features_in_",
-)
+#: Fitted integers saved beside ``InputSpec.SHAPE`` (as ``<field>_``).
+_SHAPE_STATE = tuple(f + "_" for f in InputSpec.SHAPE) + ("n_features_in_",)
 #: Epoch counts resolved in fit (``"auto"`` becomes a number); non-negative ints.
 _EPOCH_STATE = ("max_epochs_", "pretrain_epochs_")
 _CLASS_KINDS = "biufUO"
@@ -517,7 +516,9 @@ def _normalizer(state: dict, n_channels: int) -> Normalizer:
     return normalizer
 
 
-def _check_fitted(est, fitted: dict) -> None:
+def _input_spec(est, fitted: dict) -> tuple[InputSpec, dict]:
+    """The input spec and ``encoder_kwargs`` of ``fitted``, checked; epochs set on ``est``."""
+    shape = {}
     for name in _SHAPE_STATE:
         if name in fitted:
             value = fitted[name]
@@ -525,21 +526,28 @@ def _check_fitted(est, fitted: dict) -> None:
                 raise ValueError(f"{name} must be an int or bool, got {value!r}")
             if name != "equal_length_" and (isinstance(value, bool) or value < 1):
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
-            setattr(est, name, value)
+            shape[name] = value
     for name in _EPOCH_STATE:
         if name in fitted:
             value = fitted[name]
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
             setattr(est, name, value)
-    if est.max_tokens_ != math.ceil(est.n_timepoints_ / est.patch_size_):
+    if "n_features_in_" in shape:
+        est.n_features_in_ = shape.pop("n_features_in_")
+    spec = InputSpec(
+        **{f: shape[f + "_"] for f in InputSpec.SHAPE},
+        normalizer=_normalizer(fitted["normalizer"], shape["n_channels_"]),
+    )
+    if spec.max_tokens != math.ceil(spec.n_timepoints / spec.patch_size):
         raise ValueError("max_tokens_ disagrees with n_timepoints_ and patch_size_")
-    if not isinstance(fitted["encoder_kwargs"], dict):
+    encoder_kwargs = fitted["encoder_kwargs"]
+    if not isinstance(encoder_kwargs, dict):
         raise ValueError("encoder_kwargs must be a mapping")
-    est.encoder_kwargs_ = dict(fitted["encoder_kwargs"])
-    for key in ("n_channels", "patch_size", "max_tokens"):
-        if est.encoder_kwargs_[key] != getattr(est, key + "_"):
+    for key, value in spec.encoder_kwargs().items():
+        if encoder_kwargs[key] != value:
             raise ValueError(f"encoder_kwargs_[{key!r}] disagrees with {key}_")
+    return spec, encoder_kwargs
 
 
 def _build(meta: dict, device, probe: bool = False):
@@ -581,10 +589,8 @@ def _build(meta: dict, device, probe: bool = False):
     # of the fit that made it, which may belong to someone else by now.
     params["checkpoint_dir"] = None
     est = cls(**params)
-    est._check_params()
     fitted = meta["fitted"]
-    _check_fitted(est, fitted)
-    est.normalizer_ = _normalizer(fitted["normalizer"], est.n_channels_)
+    spec, encoder_kwargs = _input_spec(est, fitted)
     is_classifier = name == "SPTClassifier"
     if is_classifier != ("classes" in fitted):
         raise ValueError(
@@ -593,25 +599,12 @@ def _build(meta: dict, device, probe: bool = False):
         )
     if fitted["net"] not in _NETS[name]:
         raise ValueError(f"an {name} does not train a {fitted['net']!r}")
-    place = torch.device("meta") if probe else contextlib.nullcontext()
-    with est._seeded(0), warnings.catch_warnings(), place:
-        # Building the net must neither consume the caller's random numbers nor repeat
-        # warnings already given at fit time.
-        warnings.simplefilter("ignore", UserWarning)
-        if is_classifier:
-            est.classes_ = _classes(fitted["classes"])
-            est._label_encoder = LabelEncoder()
-            est._label_encoder.classes_ = est.classes_
-            # A warm start trains the net's max_epochs: those of the saved fit.
-            epochs = getattr(est, "max_epochs_", est.max_epochs)
-            epochs = epochs if isinstance(epochs, int) else 0
-            net = est._finetune_net(0, np.zeros(0, dtype=np.int64), 0, epochs, phase=None)
-            net.initialize()
-            ph = fitted.get("pretrain_history")
-            est.pretrain_history_ = None if ph is None else History(ph)
-        else:
-            empty = np.zeros((0, est.n_channels_, est.n_timepoints_), dtype=np.float32)
-            net = est._pretrain(empty, 0, 0, None, phase=None)
+    classes = _classes(fitted["classes"]) if is_classifier else None
+    with torch.device("meta") if probe else contextlib.nullcontext():
+        net = est._restore(spec, encoder_kwargs, classes)
+    if is_classifier:
+        ph = fitted.get("pretrain_history")
+        est.pretrain_history_ = None if ph is None else History(ph)
     if type(net).__name__ != fitted["net"]:
         raise ValueError(f"the file holds a {fitted['net']}, but these parameters build a "
                          f"{type(net).__name__}")

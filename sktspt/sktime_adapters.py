@@ -20,6 +20,7 @@ import pandas as pd
 from sktime.classification.base import BaseClassifier
 from sktime.transformations.base import BaseTransformer
 
+from ._params import CLASSIFIER, PRETRAINER, declare_params
 from .classifier import SPTClassifier
 from .pretrainer import SPTPretrainer
 
@@ -45,6 +46,7 @@ _SHARED_TAGS = {
 _TINY = dict(depth=1, n_heads=2, dim_feedforward=16, dropout=0.0, batch_size=8)
 
 
+@declare_params(CLASSIFIER, sktime=True)
 class SPTClassifierSktime(BaseClassifier):
     """:class:`~sktspt.SPTClassifier` as an sktime classifier.
 
@@ -54,48 +56,11 @@ class SPTClassifierSktime(BaseClassifier):
     pipelines and tuners. Accepts any sktime Panel input, multivariate, of unequal
     length and with missing values (NaN).
 
-    Parameters
-    ----------
-    depth, d_model, n_heads, dim_feedforward, dropout, architecture
-        The network, see :class:`~sktspt.SPTClassifier`.
-    patch_size, positional, normalize
-        Input handling.
-    masking, mask_ratio, mean_span, pretrain_objective, sigreg_lambda, pretrain_epochs
-        The self-pretraining objective and its length.
-    max_epochs, lr, weight_decay, batch_size, label_smoothing, augment
-        Fine-tuning (``augment`` also applies to pretraining).
-    validation_fraction, patience
-        Best-epoch selection on a held-out part of the training data.
-    pretrainer : SPTPretrainer or None, default=None
-        A fitted pretrainer (wrapped in ``sklearn.frozen.FrozenEstimator``) to start
-        from instead of pretraining in ``fit``.
-    callbacks : list or None, default=None
-        Extra skorch callbacks for fine-tuning.
-    device : str, default="cpu"
-        Torch device; ``"auto"`` picks CUDA when available.
-    random_state : int, RandomState or None, default=None
-        Seeds weights, masks, shuffling and validation splits.
-    verbose : int, default=0
-        0: silent; 1: a progress bar per phase; 2: skorch's table per phase.
-    checkpoint_dir : str, path or None, default=None
-        Folder for resumable checkpoints of one fit. Leave None under sktime's
-        ``evaluate`` and benchmarks: they fit clones repeatedly, and a folder written
-        by a different fit raises ``ValueError``.
-    n_threads, class_weight, mask_channels, pretrain_crops, pretrain_callbacks
-        CPU threads (None leaves torch alone), class weights for imbalanced data, and
-        the pretraining options, as in :class:`~sktspt.SPTClassifier`.
-    exit_loss_weight, early_exit, min_exit_layer
-        LEAP exit-aware fine-tuning and early exit at prediction, as in
-        :class:`~sktspt.SPTClassifier`. (sktime's ``set_params`` resets a fitted
-        adapter; to try thresholds on one fitted network, set them on ``estimator_``.)
-    attention, lighthouse_levels, lighthouse_pool, lighthouse_topk, lighthouse_recovery
-        Lighthouse sparse attention in training (dense recovery at the end; prediction
-        is always dense), as in :class:`~sktspt.SPTClassifier`.
-    precision : {"auto", "float32", "bfloat16", "float16"}, default="auto"
-        Numeric precision of training and prediction, as in :class:`~sktspt.SPTClassifier`.
+    The parameters and their defaults are those of :class:`~sktspt.SPTClassifier`
+    (declared once, in ``sktspt._params``), less ``warm_start``: sktime's ``fit`` resets
+    the estimator, so there is nothing to continue.
 
-    All defaults are those of :class:`~sktspt.SPTClassifier`. Its ``warm_start`` is
-    left out: sktime's ``fit`` resets the estimator, so there is nothing to continue.
+    <parameters>
 
     Attributes
     ----------
@@ -121,103 +86,6 @@ class SPTClassifierSktime(BaseClassifier):
         "capability:class_weight": True,
         "y_inner_mtype": "numpy1D",
     }
-
-    def __init__(
-        self,
-        depth=3,
-        d_model=64,
-        n_heads=4,
-        dim_feedforward=128,
-        dropout=0.1,
-        patch_size="auto",
-        tokenizer="conv",
-        positional="sinusoidal",
-        architecture="transformer",
-        normalize="auto",
-        masking="span",
-        mask_ratio=0.3,
-        mean_span=None,
-        pretrain_objective="masked",
-        sigreg_lambda=0.05,
-        pretrain_epochs="auto",
-        max_epochs="auto",
-        auto_steps=1000,
-        lr=1e-3,
-        weight_decay=0.01,
-        batch_size=16,
-        label_smoothing=0.1,
-        augment=False,
-        validation_fraction=0.0,
-        patience=None,
-        pretrainer=None,
-        callbacks=None,
-        device="cpu",
-        random_state=None,
-        verbose=0,
-        checkpoint_dir=None,
-        n_estimators=1,
-        n_threads=None,
-        class_weight=None,
-        mask_channels=None,
-        pretrain_crops=None,
-        pretrain_callbacks=None,
-        exit_loss_weight=0.0,
-        early_exit=None,
-        min_exit_layer=2,
-        attention="dense",
-        lighthouse_levels=3,
-        lighthouse_pool=4,
-        lighthouse_topk=8,
-        lighthouse_recovery=0.1,
-        precision="auto",
-    ):
-        self.depth = depth
-        self.d_model = d_model
-        self.n_heads = n_heads
-        self.dim_feedforward = dim_feedforward
-        self.dropout = dropout
-        self.patch_size = patch_size
-        self.tokenizer = tokenizer
-        self.positional = positional
-        self.architecture = architecture
-        self.normalize = normalize
-        self.masking = masking
-        self.mask_ratio = mask_ratio
-        self.mean_span = mean_span
-        self.pretrain_objective = pretrain_objective
-        self.sigreg_lambda = sigreg_lambda
-        self.pretrain_epochs = pretrain_epochs
-        self.max_epochs = max_epochs
-        self.auto_steps = auto_steps
-        self.lr = lr
-        self.weight_decay = weight_decay
-        self.batch_size = batch_size
-        self.label_smoothing = label_smoothing
-        self.augment = augment
-        self.validation_fraction = validation_fraction
-        self.patience = patience
-        self.pretrainer = pretrainer
-        self.callbacks = callbacks
-        self.device = device
-        self.random_state = random_state
-        self.verbose = verbose
-        self.checkpoint_dir = checkpoint_dir
-        self.n_estimators = n_estimators
-        self.n_threads = n_threads
-        self.class_weight = class_weight
-        self.mask_channels = mask_channels
-        self.pretrain_crops = pretrain_crops
-        self.pretrain_callbacks = pretrain_callbacks
-        self.exit_loss_weight = exit_loss_weight
-        self.early_exit = early_exit
-        self.min_exit_layer = min_exit_layer
-        self.attention = attention
-        self.lighthouse_levels = lighthouse_levels
-        self.lighthouse_pool = lighthouse_pool
-        self.lighthouse_topk = lighthouse_topk
-        self.lighthouse_recovery = lighthouse_recovery
-        self.precision = precision
-        super().__init__()
 
     def _fit(self, X, y) -> SPTClassifierSktime:
         self.estimator_ = SPTClassifier(**self.get_params(deep=False)).fit(X, y)
@@ -254,6 +122,7 @@ class SPTClassifierSktime(BaseClassifier):
         ]
 
 
+@declare_params(PRETRAINER, sktime=True)
 class SPTTransformerSktime(BaseTransformer):
     """:class:`~sktspt.SPTPretrainer` as an sktime transformer: a panel in, embeddings out.
 
@@ -264,40 +133,10 @@ class SPTTransformerSktime(BaseTransformer):
     multivariate series of unequal length with missing values (NaN); the output has
     neither.
 
-    Parameters
-    ----------
-    depth, d_model, n_heads, dim_feedforward, dropout, architecture
-        The network, see :class:`~sktspt.SPTPretrainer`.
-    patch_size, positional, normalize
-        Input handling.
-    masking, mask_ratio, mean_span, pretrain_objective, sigreg_lambda
-        The self-pretraining objective.
-    max_epochs, lr, weight_decay, batch_size, augment
-        Pretraining.
-    validation_fraction, patience
-        Best-epoch selection by reconstruction loss on held-out series.
-    callbacks : list or None, default=None
-        Extra skorch callbacks.
-    device : str, default="cpu"
-        Torch device; ``"auto"`` picks CUDA when available.
-    random_state : int, RandomState or None, default=None
-        Seeds weights, masks, shuffling and the validation split.
-    verbose : int, default=0
-        0: silent; 1: a progress bar per phase; 2: skorch's table per phase.
-    checkpoint_dir : str, path or None, default=None
-        Folder for resumable checkpoints of one fit. Leave None under sktime's
-        ``evaluate`` and benchmarks: they fit clones repeatedly, and a folder written
-        by a different fit raises ``ValueError``.
-    n_threads, mask_channels, pretrain_crops
-        CPU threads (None leaves torch alone) and the pretraining options, as in
-        :class:`~sktspt.SPTPretrainer`.
-    attention, lighthouse_levels, lighthouse_pool, lighthouse_topk, lighthouse_recovery
-        Lighthouse sparse attention in training (dense recovery at the end; prediction
-        is always dense), as in :class:`~sktspt.SPTPretrainer`.
-    precision : {"auto", "float32", "bfloat16", "float16"}, default="auto"
-        Numeric precision of training and prediction, as in :class:`~sktspt.SPTPretrainer`.
+    The parameters and their defaults are those of :class:`~sktspt.SPTPretrainer`
+    (declared once, in ``sktspt._params``).
 
-    All defaults are those of :class:`~sktspt.SPTPretrainer`.
+    <parameters>
 
     Attributes
     ----------
@@ -327,85 +166,6 @@ class SPTTransformerSktime(BaseTransformer):
         "capability:unequal_length:removes": True,
         "capability:missing_values:removes": True,
     }
-
-    def __init__(
-        self,
-        depth=3,
-        d_model=64,
-        n_heads=4,
-        dim_feedforward=128,
-        dropout=0.1,
-        patch_size="auto",
-        tokenizer="conv",
-        positional="sinusoidal",
-        architecture="transformer",
-        normalize="auto",
-        masking="span",
-        mask_ratio=0.3,
-        mean_span=None,
-        pretrain_objective="masked",
-        sigreg_lambda=0.05,
-        max_epochs="auto",
-        auto_steps=1000,
-        lr=1e-3,
-        weight_decay=0.01,
-        batch_size=16,
-        augment=False,
-        validation_fraction=0.0,
-        patience=None,
-        callbacks=None,
-        device="cpu",
-        random_state=None,
-        verbose=0,
-        checkpoint_dir=None,
-        n_threads=None,
-        mask_channels=None,
-        pretrain_crops=None,
-        attention="dense",
-        lighthouse_levels=3,
-        lighthouse_pool=4,
-        lighthouse_topk=8,
-        lighthouse_recovery=0.1,
-        precision="auto",
-    ):
-        self.depth = depth
-        self.d_model = d_model
-        self.n_heads = n_heads
-        self.dim_feedforward = dim_feedforward
-        self.dropout = dropout
-        self.patch_size = patch_size
-        self.tokenizer = tokenizer
-        self.positional = positional
-        self.architecture = architecture
-        self.normalize = normalize
-        self.masking = masking
-        self.mask_ratio = mask_ratio
-        self.mean_span = mean_span
-        self.pretrain_objective = pretrain_objective
-        self.sigreg_lambda = sigreg_lambda
-        self.max_epochs = max_epochs
-        self.auto_steps = auto_steps
-        self.lr = lr
-        self.weight_decay = weight_decay
-        self.batch_size = batch_size
-        self.augment = augment
-        self.validation_fraction = validation_fraction
-        self.patience = patience
-        self.callbacks = callbacks
-        self.device = device
-        self.random_state = random_state
-        self.verbose = verbose
-        self.checkpoint_dir = checkpoint_dir
-        self.n_threads = n_threads
-        self.mask_channels = mask_channels
-        self.pretrain_crops = pretrain_crops
-        self.attention = attention
-        self.lighthouse_levels = lighthouse_levels
-        self.lighthouse_pool = lighthouse_pool
-        self.lighthouse_topk = lighthouse_topk
-        self.lighthouse_recovery = lighthouse_recovery
-        self.precision = precision
-        super().__init__()
 
     def _fit(self, X, y=None) -> SPTTransformerSktime:
         self.estimator_ = SPTPretrainer(**self.get_params(deep=False)).fit(X)

@@ -24,8 +24,8 @@ from skorch.callbacks import Callback, EpochScoring
 
 import sktspt.persistence as persistence
 from sktspt import SPTClassifier, SPTPretrainer, load
-from sktspt.callbacks import LOCK_FILE, EpochCheckpoint
 from sktspt.data import Normalizer
+from sktspt.resume import LOCK_FILE, EpochCheckpoint
 
 TINY = dict(
     depth=1, d_model=16, n_heads=2, dim_feedforward=16, dropout=0.1, batch_size=8,

@@ -1,7 +1,12 @@
-"""Files saved by an earlier sktspt version load and predict as they did.
+"""Files saved by earlier sktspt versions load and predict as they did.
 
 ``tests/data/*-0.1.0.sktspt`` were written by sktspt 0.1.0 (commit 8244789) with
 ``tests/data/saved-0.1.0-outputs.npz`` holding the data and what those models returned.
+``tests/data/*-0.2.0.sktspt`` and ``saved-0.2.0-outputs.npz`` were written by sktspt
+0.2.0 at commit e9e8c0b, before parameters, fitted input state and net building were
+restructured: a two-member ensemble classifier with the convolutional tokenizer, and a
+``"masked+sigreg"`` pretrainer with learned positions, fitted on 24 series (2 channels,
+30 steps, a NaN gap).
 """
 
 from pathlib import Path
@@ -28,3 +33,23 @@ def test_classifier_saved_by_0_1_0_predicts_as_it_did(saved):
 def test_pretrainer_saved_by_0_1_0_embeds_as_it_did(saved):
     pre = sktspt.load(DATA / "pretrainer-0.1.0.sktspt")
     np.testing.assert_allclose(pre.transform(saved["X"]), saved["emb"], atol=1e-6)
+
+
+@pytest.fixture(scope="module")
+def saved_0_2_0():
+    return np.load(DATA / "saved-0.2.0-outputs.npz")
+
+
+def test_classifier_saved_by_0_2_0_predicts_as_it_did(saved_0_2_0):
+    clf = sktspt.load(DATA / "classifier-0.2.0.sktspt")
+    assert clf.n_estimators == 2 and clf.tokenizer == "conv"
+    assert (clf.n_channels_, clf.n_timepoints_, clf.patch_size_) == (2, 30, 1)
+    X = saved_0_2_0["X"]
+    np.testing.assert_allclose(clf.predict_proba(X), saved_0_2_0["proba"], atol=1e-6)
+    np.testing.assert_allclose(clf.transform(X), saved_0_2_0["clf_emb"], atol=1e-6)
+
+
+def test_pretrainer_saved_by_0_2_0_embeds_as_it_did(saved_0_2_0):
+    pre = sktspt.load(DATA / "pretrainer-0.2.0.sktspt")
+    assert pre.positional == "learned" and pre.max_tokens_ == 30
+    np.testing.assert_allclose(pre.transform(saved_0_2_0["X"]), saved_0_2_0["emb"], atol=1e-6)

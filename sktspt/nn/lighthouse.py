@@ -322,7 +322,7 @@ class LighthouseSchedule(Callback):
         return self
 
     def on_train_begin(self, net, **kwargs) -> None:
-        from ..callbacks import _steps
+        from ..resume import _steps
 
         self.steps_ = _steps(net.history)
         if not _middle_attentions(net.module_):
