@@ -48,6 +48,11 @@ CONFIGS: dict[str, dict] = {
         for tok in ("conv", "patch") for tokens in (16, 32, 64, 128) for steps in (500, 1000, 2000)
     },
 }
+# Round 6: single changes to the default (c32_s1000, mask_ratio 0.3 then).
+CONFIGS.update({
+    "r6_rotary": {**CONFIGS["c32_s1000"], "positional": "rotary", "mask_ratio": 0.3},
+    "r6_ratio50": {**CONFIGS["c32_s1000"], "mask_ratio": 0.5},
+})
 # Round 5: ensembles of members trained as one network.
 CONFIGS.update({f"{name}_e3": {**CONFIGS[name], "n_estimators": 3}
                 for name in ("c32_s1000", "c64_s1000")})
@@ -88,6 +93,9 @@ def summarize(csv_path: str) -> str:
     df = pd.read_csv(csv_path)
     table = df.pivot_table(index=["config", "dataset"], columns="model", values="cv_accuracy",
                            aggfunc="mean")
+    for model in ("spt", "scratch"):  # a run may have scored one model only
+        if model not in table:
+            table[model] = np.nan
     table["gain"] = table["spt"] - table["scratch"]
     lines = ["| config | dataset | SPT | scratch | SPT − scratch |", "|---|---|---|---|---|"]
     for (config, dataset), row in table.iterrows():
