@@ -207,44 +207,13 @@ class SPTBase(BaseEstimator):
     def _input(self, X) -> np.ndarray:
         """Validate data seen after fit, normalise and pad it for the network."""
         check_is_fitted(self, "normalizer_")
-        X, info = check_panel(X)
-        name = type(self).__name__
-        if info.n_channels != self.n_channels_:
-            raise ValueError(
-                f"X has {info.n_channels} channels, but {name} was fitted on "
-                f"{self.n_channels_} channels."
-            )
-        if self.equal_length_ and info.n_timepoints != self.n_timepoints_:
-            if info.ndim == 2:
-                raise ValueError(
-                    f"X has {info.n_timepoints} features, but {name} is expecting "
-                    f"{self.n_timepoints_} features as input."
-                )
-            raise ValueError(
-                f"X has series of length {info.n_timepoints}, but {name} was fitted on "
-                f"series of length {self.n_timepoints_}. Fit on series of unequal length "
-                "(or NaN-padded) for a model that accepts other lengths."
-            )
-        # Padding after the last observed value changes nothing the network sees (padding
-        # tokens are never attended to or pooled), so drop it rather than let it count
-        # against the learned positions.
-        observed_steps = ~np.isnan(X).all(axis=(0, 1))
-        X = X[:, :, : len(observed_steps) - int(np.argmax(observed_steps[::-1]))]
-        n_tokens = math.ceil(X.shape[2] / self.patch_size_)
-        if self.positional == "learned" and n_tokens > self.max_tokens_:
-            raise ValueError(
-                f"X has series of length {X.shape[2]} ({n_tokens} tokens) but learned "
-                f"positions cover at most {self.max_tokens_} tokens."
-            )
-        return self._prepare(X)
+        return self.input_spec_.network_input(
+            X, type(self).__name__, learned_positions=self.positional == "learned"
+        )
 
     def _prepare(self, X: np.ndarray) -> np.ndarray:
         """Normalise and NaN-pad the time axis to a multiple of the patch size."""
-        X = self.normalizer_.transform(X).astype(np.float32, copy=False)
-        pad = (-X.shape[2]) % self.patch_size_
-        if pad:
-            X = np.pad(X, ((0, 0), (0, 0), (0, pad)), constant_values=np.nan)
-        return X
+        return self.input_spec_.prepare(X)
 
     # --- randomness and device ----------------------------------------------------------
     def _seed(self) -> int:

@@ -72,6 +72,51 @@ class InputSpec:
             n_channels=self.n_channels, patch_size=self.patch_size, max_tokens=self.max_tokens
         )
 
+    def network_input(self, X, name: str = "The estimator", learned_positions: bool = False
+                      ) -> np.ndarray:
+        """Validate ``X`` seen after fit, then normalise and pad it for the network.
+
+        ``name`` heads the error messages; with ``learned_positions`` a series longer than
+        the positions learned in fit is refused.
+        """
+        X, info = check_panel(X)
+        if info.n_channels != self.n_channels:
+            raise ValueError(
+                f"X has {info.n_channels} channels, but {name} was fitted on "
+                f"{self.n_channels} channels."
+            )
+        if self.equal_length and info.n_timepoints != self.n_timepoints:
+            if info.ndim == 2:
+                raise ValueError(
+                    f"X has {info.n_timepoints} features, but {name} is expecting "
+                    f"{self.n_timepoints} features as input."
+                )
+            raise ValueError(
+                f"X has series of length {info.n_timepoints}, but {name} was fitted on "
+                f"series of length {self.n_timepoints}. Fit on series of unequal length "
+                "(or NaN-padded) for a model that accepts other lengths."
+            )
+        # Padding after the last observed value changes nothing the network sees (padding
+        # tokens are never attended to or pooled), so drop it rather than let it count
+        # against the learned positions.
+        observed_steps = ~np.isnan(X).all(axis=(0, 1))
+        X = X[:, :, : len(observed_steps) - int(np.argmax(observed_steps[::-1]))]
+        n_tokens = math.ceil(X.shape[2] / self.patch_size)
+        if learned_positions and n_tokens > self.max_tokens:
+            raise ValueError(
+                f"X has series of length {X.shape[2]} ({n_tokens} tokens) but learned "
+                f"positions cover at most {self.max_tokens} tokens."
+            )
+        return self.prepare(X)
+
+    def prepare(self, X: np.ndarray) -> np.ndarray:
+        """Normalise validated ``X`` and NaN-pad its time axis to a multiple of the patch."""
+        X = self.normalizer.transform(X).astype(np.float32, copy=False)
+        pad = (-X.shape[2]) % self.patch_size
+        if pad:
+            X = np.pad(X, ((0, 0), (0, 0), (0, pad)), constant_values=np.nan)
+        return X
+
 
 def resolve_patch_size(patch_size, n_timepoints: int) -> int:
     """``patch_size`` (a checked parameter) for series of ``n_timepoints`` steps."""

@@ -53,7 +53,7 @@ def attention_maps(estimator, X, *, batch_size: int = 256) -> list[np.ndarray]:
     """Attention probabilities of every layer of a fitted estimator's encoder on ``X``.
 
     ``X`` is validated and normalised exactly as in ``predict``/``transform`` (with the
-    estimator's own ``_input``), then run through the encoder in eval mode (no
+    estimator's ``input_spec_``), then run through the encoder in eval mode (no
     dropout). These are the weights the fitted network actually uses.
 
     Parameters
@@ -81,7 +81,8 @@ def attention_maps(estimator, X, *, batch_size: int = 256) -> list[np.ndarray]:
         )
     if not isinstance(batch_size, int | np.integer) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}.")
-    Xp = est._input(X)
+    Xp = est.input_spec_.network_input(X, type(est).__name__,
+                                       learned_positions=est.positional == "learned")
     device = next(encoder.parameters()).device
     was_training = encoder.training
     encoder.eval()

@@ -7,7 +7,8 @@ from torch import nn
 
 from .encoder import TransformerEncoder, masked_mean, unpatchify
 
-__all__ = ["ReconstructionModel", "ClassificationModel", "LeJEPAModel", "split_input"]
+__all__ = ["EncoderModel", "ReconstructionModel", "ClassificationModel", "LeJEPAModel",
+           "split_input"]
 
 
 def split_input(X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -16,7 +17,23 @@ def split_input(X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return torch.nan_to_num(X, nan=0.0), observed
 
 
-class ReconstructionModel(nn.Module):
+class EncoderModel(nn.Module):
+    """An encoder plus a task head: the base of every network the estimators train.
+
+    Subclasses add their head; all share how an input becomes the pooled embedding
+    (mean over non-padding tokens), so ``transform`` means the same thing everywhere.
+    """
+
+    def __init__(self, **encoder_kwargs):
+        super().__init__()
+        self.encoder = TransformerEncoder(**encoder_kwargs)
+
+    def embed(self, X: torch.Tensor) -> torch.Tensor:
+        x, observed = split_input(X)
+        return masked_mean(*self.encoder(x, observed, observed))
+
+
+class ReconstructionModel(EncoderModel):
     """Encoder plus a linear head that maps each token back to its patch values.
 
     ``forward(X, hidden)`` reconstructs the whole series ``(n, c, t)`` from the input
@@ -24,8 +41,7 @@ class ReconstructionModel(nn.Module):
     """
 
     def __init__(self, **encoder_kwargs):
-        super().__init__()
-        self.encoder = TransformerEncoder(**encoder_kwargs)
+        super().__init__(**encoder_kwargs)
         e = self.encoder
         self.head = nn.Linear(e.d_model, e.n_channels * e.patch_size)
 
@@ -35,30 +51,21 @@ class ReconstructionModel(nn.Module):
         h, _ = self.encoder(x, available, observed)
         return unpatchify(self.head(h), self.encoder.n_channels, self.encoder.patch_size)
 
-    def embed(self, X: torch.Tensor) -> torch.Tensor:
-        x, observed = split_input(X)
-        return masked_mean(*self.encoder(x, observed, observed))
 
-
-class ClassificationModel(nn.Module):
+class ClassificationModel(EncoderModel):
     """Encoder, mean pooling over non-padding tokens, and a linear classifier (logits)."""
 
     def __init__(self, n_classes: int, head_dropout: float = 0.0, **encoder_kwargs):
-        super().__init__()
-        self.encoder = TransformerEncoder(**encoder_kwargs)
+        super().__init__(**encoder_kwargs)
         self.head = nn.Sequential(
             nn.Dropout(head_dropout), nn.Linear(self.encoder.d_model, n_classes)
         )
-
-    def embed(self, X: torch.Tensor) -> torch.Tensor:
-        x, observed = split_input(X)
-        return masked_mean(*self.encoder(x, observed, observed))
 
     def forward(self, X: torch.Tensor) -> torch.Tensor:
         return self.head(self.embed(X))
 
 
-class LeJEPAModel(nn.Module):
+class LeJEPAModel(EncoderModel):
     """Encoder, mean pooling, and a projector MLP with BatchNorm (for LeJEPA).
 
     ``forward(X)`` returns the pooled embeddings ``(n, d_model)`` and their projections
@@ -68,8 +75,7 @@ class LeJEPAModel(nn.Module):
     """
 
     def __init__(self, proj_dim: int = 64, proj_hidden: int | None = None, **encoder_kwargs):
-        super().__init__()
-        self.encoder = TransformerEncoder(**encoder_kwargs)
+        super().__init__(**encoder_kwargs)
         d = self.encoder.d_model
         hidden = 4 * d if proj_hidden is None else int(proj_hidden)
         self.projector = nn.Sequential(
@@ -81,10 +87,6 @@ class LeJEPAModel(nn.Module):
             nn.ReLU(),
             nn.Linear(hidden, int(proj_dim)),
         )
-
-    def embed(self, X: torch.Tensor) -> torch.Tensor:
-        x, observed = split_input(X)
-        return masked_mean(*self.encoder(x, observed, observed))
 
     def forward(self, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         emb = self.embed(X)
