@@ -103,12 +103,18 @@ def _a(noun: str) -> str:
     return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
 
 
+def plain(value):
+    """A numpy scalar as its Python value and a path as its string; anything else as is."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    return value
+
+
 def _json_value(name: str, value):
     """``value`` as plain JSON, or a ValueError that says what to do instead."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, os.PathLike):
-        value = os.fspath(value)
+    value = plain(value)
     if value is None or isinstance(value, bool | int | str):
         return value
     if isinstance(value, float):

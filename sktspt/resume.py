@@ -55,7 +55,7 @@ from skorch.history import History
 from skorch.utils import noop
 
 from .data import InputSpec
-from .persistence import _fsync_dir, atomic_write
+from .persistence import _fsync_dir, atomic_write, plain
 
 try:
     import fcntl
@@ -412,10 +412,7 @@ def describe(value, name: str, unverifiable: list):
     Parts that cannot be described reliably (objects without parameters, lambdas, local
     classes) are replaced by a marker and their names appended to ``unverifiable``.
     """
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, os.PathLike):
-        value = os.fspath(value)
+    value = plain(value)
     if value is None or isinstance(value, bool | int | str):
         return value
     if isinstance(value, float):
