@@ -289,7 +289,7 @@ LeCun 2025) on 2 global (60-100 % crops) and 2 local (20-50 %) random views per
 series, with a projector MLP: ``(1 - sigreg_lambda) * L_pred + sigreg_lambda *
 SIGReg`` (``masking`` settings unused; SIGReg wants batches of 32 or more).
 ``"masked+sigreg"``: reconstruction plus ``sigreg_lambda * SIGReg`` on the pooled
-embeddings, which keeps them spread out (see :mod:`sktspt.sigreg`).""",
+embeddings, which keeps them spread out (see :mod:`sktspt.objectives`).""",
           Options(PRETRAIN_OBJECTIVES)),
     Param("sigreg_lambda", 0.05, "float",
           "Weight of SIGReg in ``[0, 1]`` (unused with ``\"masked\"``).",

@@ -27,44 +27,10 @@ from ._params import leap_needs_one_network, validate
 from .nn.encoder import masked_mean
 from .nn.heads import split_input
 
-__all__ = ["EXIT_TAU", "exit_loss", "record_layers", "check_exit_params", "early_exit_pass"]
+__all__ = ["record_layers", "check_exit_params", "early_exit_pass"]
 
-#: Target cosine of the LEAP loss (the paper's tau).
-EXIT_TAU = 0.98
-#: Sharpness of the sigmoid in the LEAP loss.
-EXIT_SHARPNESS = 10.0
 #: The parameters of LEAP, checked again at prediction (they can be set after fit).
 EXIT_PARAMS = ("exit_loss_weight", "early_exit", "min_exit_layer")
-
-
-def exit_loss(
-    pooled: list[torch.Tensor], tau: float = EXIT_TAU, sharpness: float = EXIT_SHARPNESS
-) -> torch.Tensor:
-    """The LEAP auxiliary loss on pooled representations, one ``(n, d)`` tensor per layer.
-
-    Parameters
-    ----------
-    pooled : list of torch.Tensor
-        ``e_1 .. e_L``: pooled representations after each layer, the last one final.
-    tau : float, default=0.98
-        Cosine at which the penalty of a layer is one half.
-    sharpness : float, default=10.0
-        Slope of the sigmoid.
-
-    Returns
-    -------
-    torch.Tensor
-        Scalar: ``mean_{l<L} mean_n sigmoid(sharpness (tau - cos(e_l, sg(e_L))))``
-        (uniform layer weights ``w_l = 1 / (L - 1)``); 0 for a single layer.
-    """
-    if len(pooled) < 2:
-        return pooled[-1].sum() * 0.0
-    final = pooled[-1].detach().float()
-    terms = [
-        torch.sigmoid(sharpness * (tau - F.cosine_similarity(e.float(), final, dim=-1))).mean()
-        for e in pooled[:-1]
-    ]
-    return torch.stack(terms).mean()
 
 
 @contextmanager

@@ -17,12 +17,11 @@ from skorch import NeuralNet, NeuralNetClassifier
 from skorch.dataset import unpack_data
 from skorch.utils import TeeGenerator
 
-from .leap import exit_loss, record_layers
-from .losses import masked_reconstruction_loss
+from .leap import record_layers
 from .masking import make_mask, random_crop
 from .nn.encoder import masked_mean
+from .objectives import LeJEPALoss, SIGReg, exit_loss, masked_reconstruction_loss
 from .precision import autocast, to_float32
-from .sigreg import LeJEPALoss, SIGReg
 from .views import make_views
 
 __all__ = [
@@ -209,7 +208,7 @@ class MaskedPretrainNet(SeededStepNet):
 class MaskedSigRegNet(MaskedPretrainNet):
     """Masked reconstruction plus ``sigreg_lambda * SIGReg`` on the pooled embedding.
 
-    Reconstruction shapes the tokens; SIGReg (:class:`~sktspt.sigreg.SIGReg`) keeps
+    Reconstruction shapes the tokens; SIGReg (:class:`~sktspt.objectives.SIGReg`) keeps
     the pooled embeddings of each batch spread like an isotropic Gaussian, the
     geometry a linear head on top profits from. The embedding is the one of the
     masked forward pass, so the regulariser costs no extra encoder pass.
@@ -253,7 +252,7 @@ class LeJEPANet(SeededStepNet):
     Each batch of series becomes ``n_global + n_local`` views
     (:func:`~sktspt.views.make_views`), all encoded in one pass; the module
     (:class:`~sktspt.nn.heads.LeJEPAModel`) returns pooled embeddings and their
-    projections, and the criterion (:class:`~sktspt.sigreg.LeJEPALoss`) computes
+    projections, and the criterion (:class:`~sktspt.objectives.LeJEPALoss`) computes
     ``(1 - sigreg_lambda) * L_pred + sigreg_lambda * SIGReg`` on the projections.
     Training views follow one random stream; validation views are redrawn from the
     same seed every epoch, so validation loss is comparable across epochs.
@@ -324,7 +323,7 @@ class AugmentedNetClassifier(SeededStepNet, NeuralNetClassifier):
     per-series losses times their weights.
 
     ``exit_loss_weight > 0`` adds that times the LEAP exit loss
-    (:func:`sktspt.leap.exit_loss`) on the pooled output of every encoder layer.
+    (:func:`sktspt.objectives.exit_loss`) on the pooled output of every encoder layer.
     """
 
     def __init__(self, *args, augmentation=None, augment_seed=0, exit_loss_weight=0.0,

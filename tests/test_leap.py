@@ -7,10 +7,11 @@ from conftest import make_panel
 from torch import nn
 
 from sktspt import SPTClassifier, load
-from sktspt.leap import EXIT_TAU, early_exit_pass, exit_loss
+from sktspt.leap import early_exit_pass
 from sktspt.nn.encoder import masked_mean
 from sktspt.nn.heads import ClassificationModel
 from sktspt.nn.tokenizers import patchify
+from sktspt.objectives import EXIT_TAU, exit_loss
 
 TINY = dict(depth=3, d_model=16, n_heads=2, dim_feedforward=32, pretrain_epochs=1,
             max_epochs=3, n_threads=1, random_state=0)

@@ -3,9 +3,9 @@
 import pytest
 import torch
 
-from sktspt.losses import masked_reconstruction_loss
 from sktspt.nn import ClassificationModel, ReconstructionModel, TransformerEncoder
 from sktspt.nn.encoder import patchify, unpatchify
+from sktspt.objectives import masked_reconstruction_loss
 
 KW = dict(n_channels=3, patch_size=4, max_tokens=8, d_model=16, depth=2, n_heads=2,
           dim_feedforward=32, dropout=0.0)

@@ -34,7 +34,7 @@ def test_pretraining_never_reconstructs_the_visible_channels():
     Xt = torch.from_numpy(pre._prepare(X))
     with torch.no_grad():
         recon = net.module_(Xt, hidden)
-        from sktspt.losses import masked_reconstruction_loss
+        from sktspt.objectives import masked_reconstruction_loss
 
         base = masked_reconstruction_loss(recon, Xt, hidden)
         recon[:, :2] += 100.0

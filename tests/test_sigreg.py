@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from sktspt.sigreg import LeJEPALoss, SIGReg, random_directions
+from sktspt.objectives import LeJEPALoss, SIGReg, random_directions
 
 
 def _normal(n, k, seed):

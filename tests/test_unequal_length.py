@@ -11,9 +11,9 @@ import torch
 
 from sktspt import SPTClassifier, SPTPretrainer
 from sktspt.data import check_panel
-from sktspt.losses import masked_reconstruction_loss
 from sktspt.masking import MASKINGS, make_mask
 from sktspt.nn.encoder import TransformerEncoder
+from sktspt.objectives import masked_reconstruction_loss
 from sktspt.training import MaskedPretrainNet
 
 TINY = dict(depth=1, d_model=16, n_heads=2, dim_feedforward=32, dropout=0.0, random_state=0)

@@ -1,11 +1,22 @@
-"""SIGReg and the LeJEPA objective (Balestriero & LeCun 2025).
+"""Training objectives: what each phase minimises, in one place.
+
+- :func:`masked_reconstruction_loss`: masked-value pretraining (SPT) scores the
+  reconstruction on values that were hidden and observed.
+- :class:`SIGReg` and :class:`LeJEPALoss`: the LeJEPA objective (Balestriero & LeCun 2025),
+  below.
+- :func:`exit_loss`: the LEAP exit-aware auxiliary loss of fine-tuning
+  (:mod:`sktspt.leap` holds the early-exit inference that it prepares for).
+
+SIGReg and LeJEPA
+-----------------
+SIGReg and the LeJEPA objective (Balestriero & LeCun 2025).
 
 SIGReg (*sketched isotropic Gaussian regularisation*) pushes a batch of embeddings
 towards an isotropic standard Gaussian, the distribution that provably minimises the
 downstream risk of linear probes. Testing a ``K``-dimensional distribution directly is
 hard; SIGReg instead projects the batch on ``M`` random unit directions and runs a
 univariate normality test on each 1-D projection: the Epps-Pulley statistic, which
-compares the empirical characteristic function with the Gaussian's,
+compares the empirical characteristic function with the Gaussian's::
 
     EP(x) = N * integral |phi_hat(t) - exp(-t^2/2)|^2 * exp(-t^2/2) dt,
     phi_hat(t) = mean_n exp(i t x_n).
@@ -25,9 +36,33 @@ from __future__ import annotations
 import math
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
-__all__ = ["SIGReg", "LeJEPALoss", "random_directions"]
+__all__ = ["masked_reconstruction_loss", "SIGReg", "LeJEPALoss", "random_directions",
+           "EXIT_TAU", "exit_loss"]
+
+#: Target cosine of the LEAP loss (the paper's tau).
+EXIT_TAU = 0.98
+#: Sharpness of the sigmoid in the LEAP loss.
+EXIT_SHARPNESS = 10.0
+
+
+def masked_reconstruction_loss(
+    reconstruction: torch.Tensor, X: torch.Tensor, hidden: torch.Tensor, kind: str = "mse"
+) -> torch.Tensor:
+    """Error on the values that were hidden *and* observed; padding and gaps never count.
+
+    ``X`` is the NaN-coded input; ``hidden`` the mask that was applied. Returns 0 (with
+    a gradient path) when a batch happens to hide nothing.
+    """
+    target_mask = hidden & ~torch.isnan(X)
+    target = torch.nan_to_num(X, nan=0.0)
+    diff = reconstruction.float() - target.float()
+    err = diff.abs() if kind == "l1" else diff.square()
+    w = target_mask.to(err.dtype)
+    return (err * w).sum() / w.sum().clamp_min(1.0)
+
 
 
 def random_directions(
@@ -158,3 +193,33 @@ class LeJEPALoss(nn.Module):
             )
         lam = self.sigreg_lambda
         return (1.0 - lam) * self.prediction_loss(z) + lam * self.sigreg(z)
+
+
+def exit_loss(
+    pooled: list[torch.Tensor], tau: float = EXIT_TAU, sharpness: float = EXIT_SHARPNESS
+) -> torch.Tensor:
+    """The LEAP auxiliary loss on pooled representations, one ``(n, d)`` tensor per layer.
+
+    Parameters
+    ----------
+    pooled : list of torch.Tensor
+        ``e_1 .. e_L``: pooled representations after each layer, the last one final.
+    tau : float, default=0.98
+        Cosine at which the penalty of a layer is one half.
+    sharpness : float, default=10.0
+        Slope of the sigmoid.
+
+    Returns
+    -------
+    torch.Tensor
+        Scalar: ``mean_{l<L} mean_n sigmoid(sharpness (tau - cos(e_l, sg(e_L))))``
+        (uniform layer weights ``w_l = 1 / (L - 1)``); 0 for a single layer.
+    """
+    if len(pooled) < 2:
+        return pooled[-1].sum() * 0.0
+    final = pooled[-1].detach().float()
+    terms = [
+        torch.sigmoid(sharpness * (tau - F.cosine_similarity(e.float(), final, dim=-1))).mean()
+        for e in pooled[:-1]
+    ]
+    return torch.stack(terms).mean()
