@@ -296,6 +296,8 @@ class SPTBase(BaseEstimator):
             iterator_train__shuffle=True,
             iterator_valid=TensorBatchIterator,
             iterator_valid__batch_size=max(self.batch_size, 256),
+            iterator_train__pin_memory=torch.device(self._device).type == "cuda",
+            iterator_valid__pin_memory=torch.device(self._device).type == "cuda",
             callbacks=self._callbacks(n_train, epochs, split is not None, callbacks, phase),
             callbacks__print_log=self._print_log(phase),
             device=self._device,

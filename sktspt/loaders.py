@@ -16,8 +16,11 @@ from torch.utils.data import Subset
 __all__ = ["TensorBatchIterator"]
 
 
-def _as_tensors(dataset) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """``(X, y)`` tensors of a skorch ``Dataset`` or a ``Subset`` of one (from ValidSplit)."""
+def _as_tensors(dataset, pin_memory: bool = False) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """``(X, y)`` tensors of a skorch ``Dataset`` or a ``Subset`` of one (from ValidSplit).
+
+    ``pin_memory`` (a fit on a CUDA device) pins them for faster, asynchronous copies.
+    """
     cached = getattr(dataset, "_sktspt_tensors", None)
     if cached is not None:
         return cached
@@ -34,7 +37,7 @@ def _as_tensors(dataset) -> tuple[torch.Tensor, torch.Tensor | None]:
     if indices is not None:
         X = {k: v[indices] for k, v in X.items()} if isinstance(X, dict) else X[indices]
         y = None if y is None else y[indices]
-    if torch.cuda.is_available():
+    if pin_memory:
         X = {k: v.pin_memory() for k, v in X.items()} if isinstance(X, dict) else X.pin_memory()
     dataset._sktspt_tensors = (X, y)
     return X, y
@@ -43,7 +46,8 @@ def _as_tensors(dataset) -> tuple[torch.Tensor, torch.Tensor | None]:
 class TensorBatchIterator:
     """Iterate over ``(X_batch, y_batch)`` slices of a dataset held as tensors.
 
-    Accepts the arguments skorch passes to ``iterator_train`` / ``iterator_valid``;
+    Accepts the arguments skorch passes to ``iterator_train`` / ``iterator_valid``
+    (``pin_memory`` pins the tensors: set for fits on a CUDA device only);
     ``shuffle`` draws a permutation from torch's global generator (seeded by the
     estimators), so batches are reproducible.
 
@@ -55,8 +59,9 @@ class TensorBatchIterator:
     """
 
     def __init__(self, dataset, batch_size: int = 16, shuffle: bool = False,
-                 num_replicas: int = 1, rank: int = 0, **kwargs):
+                 num_replicas: int = 1, rank: int = 0, pin_memory: bool = False, **kwargs):
         self.dataset = dataset
+        self.pin_memory = pin_memory
         self.batch_size = batch_size
         self.shuffle = shuffle
         self.num_replicas = num_replicas
@@ -72,7 +77,7 @@ class TensorBatchIterator:
         return math.ceil(n / batch)
 
     def __iter__(self):
-        X, y = _as_tensors(self.dataset)
+        X, y = _as_tensors(self.dataset, self.pin_memory)
         n = len(next(iter(X.values()))) if isinstance(X, dict) else len(X)
         order = torch.randperm(n) if self.shuffle else None
         batch_size = self.batch_size

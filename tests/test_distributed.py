@@ -62,3 +62,17 @@ def test_two_process_ddp_fit_matches_one_process(tmp_path):
     assert ranks[0]["weights_sha1"] != one["weights_sha1"]
     assert one["accuracy"] >= 0.8, one
     assert abs(ranks[0]["accuracy"] - one["accuracy"]) <= 0.1, (one, ranks)
+
+
+def test_cpu_fit_does_not_pin_memory_when_cuda_exists(monkeypatch):
+    """Pinning is for fits on a CUDA device; a CPU fit on a CUDA machine must not pin."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+
+    def refuse(self, *args, **kwargs):
+        raise AssertionError("pin_memory called for a CPU fit")
+
+    monkeypatch.setattr(torch.Tensor, "pin_memory", refuse)
+    ds = Dataset(np.zeros((5, 1), dtype=np.float32), np.arange(5))
+    assert sum(len(yb) for _, yb in TensorBatchIterator(ds, batch_size=2)) == 5
+    with pytest.raises(AssertionError, match="pin_memory called"):
+        list(TensorBatchIterator(Dataset(ds.X, ds.y), batch_size=2, pin_memory=True))
