@@ -284,6 +284,7 @@ class SPTBase(BaseEstimator):
         """
         split = self._train_split(n, seed, y)
         n_train = n - (math.ceil(n * self.validation_fraction) if split is not None else 0)
+        pin = torch.device(self._device).type == "cuda"  # pinned copies help CUDA fits only
         return dict(
             optimizer=torch.optim.AdamW,
             optimizer__weight_decay=self.weight_decay,
@@ -296,8 +297,8 @@ class SPTBase(BaseEstimator):
             iterator_train__shuffle=True,
             iterator_valid=TensorBatchIterator,
             iterator_valid__batch_size=max(self.batch_size, 256),
-            iterator_train__pin_memory=torch.device(self._device).type == "cuda",
-            iterator_valid__pin_memory=torch.device(self._device).type == "cuda",
+            iterator_train__pin_memory=pin,
+            iterator_valid__pin_memory=pin,
             callbacks=self._callbacks(n_train, epochs, split is not None, callbacks, phase),
             callbacks__print_log=self._print_log(phase),
             device=self._device,
