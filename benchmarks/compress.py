@@ -230,7 +230,9 @@ def write_page(rows, args, seconds, path: Path) -> None:
         f"{args.steps} AdamW steps each (lr 3e-4, batch 32), end-to-end fine-tune "
         f"{args.finetune_steps} steps. One torch thread, `nice -n 10`, on "
         f"{platform.machine()} with {os.cpu_count()} cores shared with other work; "
-        f"{seconds / 60:.1f} minutes in all.",
+        f"{seconds / 60:.1f} minutes"
+        + (f" for this invocation ({args.kept} dataset-seed pairs kept from an earlier "
+           "run with `--resume`)." if args.kept else " in all."),
         "",
         "**Speed:** CPU time with one thread. *Batch 1*: the network run on one series at a "
         f"time, summed over {args.latency_series} test series. *Batch 256*: `predict_proba` "
@@ -284,6 +286,9 @@ def main(argv=None) -> None:
     parser.add_argument("--finetune-steps", type=int, default=300)
     parser.add_argument("--latency-series", type=int, default=32)
     parser.add_argument("--output", type=Path, default=Path("docs/compression.md"))
+    parser.add_argument("--resume", action="store_true",
+                        help="keep the rows of the --output .json written so far and measure "
+                             "only the (dataset, seed) pairs it lacks")
     parser.add_argument("--notes", type=Path, default=None,
                         help="Markdown appended to the page (the discussion of the numbers).")
     args = parser.parse_args(argv)
@@ -294,13 +299,21 @@ def main(argv=None) -> None:
     def log(msg):
         print(f"[{time.perf_counter() - start:6.0f} s] {msg}", flush=True)
 
-    rows = []
+    raw = args.output.with_suffix(".json")
+    raw.parent.mkdir(parents=True, exist_ok=True)
+    rows = json.loads(raw.read_text()) if args.resume and raw.exists() else []
+    done = {(r["dataset"], r["seed"]) for r in rows if r["depth"] == args.depth}
+    rows = [r for r in rows if (r["dataset"], r["seed"]) in done]
+    args.kept = len(done)
     for name in args.datasets:
         for seed in args.seeds:
+            if (name, seed) in done:
+                log(f"{name} seed {seed}: kept from {raw}")
+                continue
             rows.extend(run_dataset(name, seed, args, log))
+            # Written after each pair, so that an interrupted run loses one pair at most.
+            raw.write_text(json.dumps(rows, indent=1))
     seconds = time.perf_counter() - start
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.with_suffix(".json").write_text(json.dumps(rows, indent=1))
     plot(rows, args.output.with_suffix(".png"), args.depth)
     write_page(rows, args, seconds, args.output)
     log(f"wrote {args.output}")

@@ -40,3 +40,27 @@ def test_compress_script_writes_page(tmp_path):
     page = out.read_text()
     assert "auto_steps=4" in page and "ItalyPowerDemand" in page
     assert out.with_suffix(".png").stat().st_size > 0
+
+
+def test_compress_script_resume_keeps_measured_pairs(tmp_path, monkeypatch):
+    compress = _load_compress()
+    out = tmp_path / "compression.md"
+    tiny = ["--depth", "2", "--auto-steps", "2", "--steps", "2", "--finetune-steps", "0",
+            "--latency-series", "2", "--output", str(out)]
+    compress.main(["--datasets", "ItalyPowerDemand", *tiny])
+    first = json.loads(out.with_suffix(".json").read_text())
+
+    measured = []
+    real = compress.run_dataset
+
+    def counting(name, seed, args, log):
+        measured.append(name)
+        return real(name, seed, args, log)
+
+    monkeypatch.setattr(compress, "run_dataset", counting)
+    compress.main(["--datasets", "ItalyPowerDemand", "BasicMotions", "--resume", *tiny])
+    rows = json.loads(out.with_suffix(".json").read_text())
+    assert measured == ["BasicMotions"]  # the pair already on disk is not fitted again
+    assert rows[: len(first)] == first
+    assert {r["dataset"] for r in rows} == {"ItalyPowerDemand", "BasicMotions"}
+    assert "1 dataset-seed pairs kept" in out.read_text()
