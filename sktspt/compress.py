@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import copy
 import math
+import sys
 
 import numpy as np
 import torch
@@ -240,11 +241,12 @@ def fuse_layers(
 
     Parameters
     ----------
-    estimator : SPTClassifier or SPTPretrainer
+    estimator : SPTClassifier, SPTPretrainer or one of their sktime adapters
         Fitted, with a single network (``n_estimators=1``). It is not modified.
     X : array-like of shape (n_instances, n_channels, n_timepoints)
-        Training inputs (any format the estimator accepts) on which redundancy is
-        measured and the surrogates are trained; labels are not needed.
+        Training inputs (any format the estimator accepts, any sktime Panel type for
+        an adapter) on which redundancy is measured and the surrogates are trained;
+        labels are not needed.
     max_depth : int or None, default=None
         Most layers to keep. When ``tolerance`` would keep more, the ``max_depth``
         groups with the smallest largest diameter are fused.
@@ -268,8 +270,9 @@ def fuse_layers(
 
     Returns
     -------
-    SPTClassifier or SPTPretrainer
-        A new fitted estimator with ``depth == len(fused_groups_)``. Added attributes:
+    SPTClassifier, SPTPretrainer or the adapter given
+        A new fitted estimator of the type given with ``depth == len(fused_groups_)``
+        (an adapter's ``estimator_`` is the fused core). Added attributes:
         ``fused_groups_`` (``(first, last)`` original layers of each new layer, 1-based)
         and ``layer_distances_`` (the ``(L + 1, L + 1)`` distance matrix). These two are
         not saved by :func:`sktspt.save`; the depth and weights are. An estimator with
@@ -278,10 +281,14 @@ def fuse_layers(
     from .classifier import SPTClassifier
     from .pretrainer import SPTPretrainer
 
+    if _is_sktime_adapter(estimator):
+        return _fuse_adapter(estimator, X, max_depth, tolerance, steps=steps,
+                             finetune_steps=finetune_steps, lr=lr, batch_size=batch_size,
+                             max_series=max_series, random_state=random_state)
     if not isinstance(estimator, SPTClassifier | SPTPretrainer):
         raise TypeError(
-            "fuse_layers takes a fitted SPTClassifier or SPTPretrainer, got "
-            f"{type(estimator).__name__}."
+            "fuse_layers takes a fitted SPTClassifier or SPTPretrainer (or an sktime "
+            f"adapter of one), got {type(estimator).__name__}."
         )
     check_is_fitted(estimator, "net_")
     if estimator._n_members() > 1:
@@ -307,6 +314,31 @@ def fuse_layers(
                      float(lr), int(batch_size), int(max_series), int(random_state))
     finally:
         torch.set_num_threads(before)
+
+
+def _is_sktime_adapter(estimator) -> bool:
+    # Without the adapters' module imported no object can be one, and sktime (an
+    # optional import) stays unloaded.
+    adapters = sys.modules.get("sktspt.sktime_adapters")
+    return adapters is not None and isinstance(
+        estimator, adapters.SPTClassifierSktime | adapters.SPTTransformerSktime)
+
+
+def _fuse_adapter(adapter, X, max_depth, tolerance, **kwargs):
+    """Fuse the core estimator of a fitted sktime adapter; return a fitted adapter copy."""
+    from sktime.datatypes import convert_to
+
+    adapter.check_is_fitted()
+    X_inner = convert_to(X, to_type=adapter.get_tag("X_inner_mtype"), as_scitype="Panel")
+    fused = fuse_layers(adapter.estimator_, X_inner, max_depth, tolerance, **kwargs)
+    new = type(adapter).__new__(type(adapter))
+    new.__dict__.update({k: copy.deepcopy(v) for k, v in adapter.__dict__.items()
+                         if k != "estimator_"})
+    new.estimator_ = fused
+    new.depth = fused.depth
+    new.fused_groups_ = fused.fused_groups_
+    new.layer_distances_ = fused.layer_distances_
+    return new
 
 
 def _fuse(estimator, X, max_depth, tolerance, steps, finetune_steps, lr, batch_size,

@@ -156,3 +156,27 @@ def test_fused_classifier_fits_then_fuses(data):
     assert model.predict(X).shape == (len(X),)
     assert model.predict_proba(X).shape == (len(X), 2)
     assert clone(model).get_params()["max_depth"] == 2
+
+
+def test_fusion_through_the_sktime_adapters(data):
+    pytest.importorskip("sktime")
+    from sktime.datatypes import convert_to
+
+    from sktspt import SPTClassifierSktime, SPTTransformerSktime
+
+    X, y = data
+    X_frames = convert_to(X, to_type="nested_univ", as_scitype="Panel")  # not an inner type
+    clf = SPTClassifierSktime(depth=3, pretrain_epochs=1, max_epochs=2, **TINY).fit(X, y)
+    fused = fuse_layers(clf, X_frames, max_depth=2, tolerance=None, steps=10)
+    assert type(fused) is SPTClassifierSktime and fused.is_fitted
+    assert fused.depth == fused.estimator_.depth == len(fused.estimator_.encoder_.layers) == 2
+    assert fused.fused_groups_ == fused.estimator_.fused_groups_
+    assert clf.depth == 3 and len(clf.estimator_.encoder_.layers) == 3  # not modified
+    direct = fuse_layers(clf.estimator_, X, max_depth=2, tolerance=None, steps=10)
+    np.testing.assert_allclose(fused.predict_proba(X_frames), direct.predict_proba(X),
+                               rtol=1e-5, atol=1e-6)
+    assert clone(fused).get_params()["depth"] == 2
+
+    trans = SPTTransformerSktime(depth=3, max_epochs=1, **TINY).fit(X)
+    small = fuse_layers(trans, X, max_depth=1, tolerance=None, steps=5)
+    assert small.depth == 1 and small.transform(X).shape == (len(X), 16)
