@@ -7,6 +7,8 @@ seed, two ``SPTClassifier`` of ``--depth`` layers with the estimator's defaults 
 
 - **LEAP:** accuracy, mean exit layer ("depth kept") and prediction speed-up for each
   ``early_exit`` threshold, for both models;
+- **Truncation control:** the first k layers of the model without exit loss, nothing
+  trained (``sktspt.compress.truncate_layers``), for each depth of ``--fuse-depths``;
 - **TWT:** ``sktspt.compress.fuse_layers`` of the model without exit loss to each depth of
   ``--fuse-depths`` (default: every depth from 1 to ``depth - 1``; ``max_depth``,
   ``tolerance=None``), with and without the end-to-end fine-tune, plus the depth the
@@ -37,7 +39,7 @@ import torch
 
 from sktspt import SPTClassifier
 from sktspt.benchmark import DATASETS, load_dataset
-from sktspt.compress import fuse_layers
+from sktspt.compress import fuse_layers, truncate_layers
 from sktspt.leap import early_exit_pass
 
 THRESHOLDS = (0.9, 0.95, 0.99)
@@ -123,6 +125,10 @@ def run_dataset(name, seed, args, log) -> list[dict]:
             rows.append({**common_row, "method": f"LEAP exit, {label}",
                          "setting": f"theta={theta}", **row})
         log(f"{name} seed {seed}: LEAP ({label}) measured")
+    for k in fuse_depths(args):
+        row = measure(truncate_layers(base, k), X_test, y_test, Xp1, X256, None, base_times)
+        rows.append({**common_row, "method": "truncation (control)",
+                     "setting": f"max_depth={k}", **row})
     for finetune in (0, args.finetune_steps):
         kind = "TWT fusion" + (" + fine-tune" if finetune else "")
         for k in fuse_depths(args):
@@ -170,9 +176,16 @@ def plot(rows: list[dict], path: Path, depth: int) -> None:
     import matplotlib.pyplot as plt
 
     datasets = list(dict.fromkeys(r["dataset"] for r in rows))
-    fig, axes = plt.subplots(1, len(datasets) + 1, figsize=(3.6 * (len(datasets) + 1), 3.4),
-                             sharex=True)
+    n_panels = len(datasets) + 1
+    n_cols = min(n_panels, 3)
+    n_rows = -(-n_panels // n_cols)
+    fig, grid = plt.subplots(n_rows, n_cols, figsize=(3.8 * n_cols, 3.4 * n_rows),
+                             sharex=True, squeeze=False)
+    axes = grid.ravel()
+    for ax in axes[n_panels:]:
+        ax.set_visible(False)
     styles = {
+        "truncation (control)": dict(marker="x", color="tab:gray", linestyle="--"),
         "TWT fusion": dict(marker="o", color="tab:blue"),
         "TWT fusion + fine-tune": dict(marker="s", color="tab:cyan"),
         "LEAP exit, no exit loss": dict(marker="^", color="tab:red", linestyle=":"),
@@ -180,7 +193,7 @@ def plot(rows: list[dict], path: Path, depth: int) -> None:
     }
 
     def points(sel, method):
-        if method.startswith("TWT"):
+        if method.startswith(("TWT", "truncation")):
             pts = [r for r in sel if r["method"] == method and r["setting"].startswith("max")]
             full = [r for r in sel if r["method"] == "full model"]
             return sorted([(r["depth_kept"], r["accuracy"]) for r in pts + full])
@@ -190,7 +203,7 @@ def plot(rows: list[dict], path: Path, depth: int) -> None:
         pts = [r for r in sel if r["method"] == method]
         return sorted([(r["depth_kept"], r["accuracy"]) for r in pts + full])
 
-    for ax, name in zip(axes, [*datasets, "mean"], strict=True):
+    for ax, name in zip(axes[:n_panels], [*datasets, "mean"], strict=True):
         sel = rows if name == "mean" else [r for r in rows if r["dataset"] == name]
         if name == "mean":
             sel = [dict(r, dataset="mean") for r in summarise(rows)]
@@ -202,8 +215,9 @@ def plot(rows: list[dict], path: Path, depth: int) -> None:
         ax.set_xlabel("depth kept (layers run, mean)")
         ax.set_xticks(range(1, depth + 1))
         ax.grid(alpha=0.3)
-    axes[0].set_ylabel("test accuracy")
-    axes[-1].legend(fontsize=7, loc="lower right")
+    for ax in grid[:, 0]:
+        ax.set_ylabel("test accuracy")
+    axes[n_panels - 1].legend(fontsize=7, loc="lower right")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -25,6 +25,9 @@ fewer encoder layers:
 The result is an ordinary estimator whose ``depth`` (parameter and ``encoder_kwargs_``) is
 the number of groups: it predicts, transforms, saves and loads like one fitted at that
 depth, and ``warm_start`` continues fine-tuning it with a fresh optimizer.
+
+:func:`truncate_layers` is the control fusion is measured against: keep the first layers,
+drop the rest, train nothing.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ from ._params import show as _show
 from .nn.encoder import masked_mean
 from .nn.heads import split_input
 
-__all__ = ["FusedClassifier", "fuse_layers", "layer_distances", "plan_groups"]
+__all__ = ["FusedClassifier", "fuse_layers", "layer_distances", "plan_groups", "truncate_layers"]
 
 
 def _check_int(name: str, value, low: int, none_ok: bool = False) -> None:
@@ -339,6 +342,48 @@ def _fuse_adapter(adapter, X, max_depth, tolerance, **kwargs):
     new.fused_groups_ = fused.fused_groups_
     new.layer_distances_ = fused.layer_distances_
     return new
+
+
+def truncate_layers(estimator, depth: int):
+    """Keep the first ``depth`` encoder layers of a fitted estimator and drop the rest.
+
+    The control for :func:`fuse_layers`: no surrogate and no training, the final norm
+    and head applied to layer ``depth``'s output. If a model's later layers are idle,
+    truncation already keeps its accuracy, and fusion has to beat it to earn its cost.
+
+    Parameters
+    ----------
+    estimator : SPTClassifier or SPTPretrainer
+        Fitted, with a single network (``n_estimators=1``). It is not modified.
+    depth : int
+        Layers to keep, at least 1; at or above the estimator's depth the copy is whole.
+
+    Returns
+    -------
+    SPTClassifier or SPTPretrainer
+        A new fitted estimator with ``depth`` layers; ``fused_groups_`` lists the kept
+        layers, each on its own, and ``layer_distances_`` is None (nothing was measured).
+    """
+    from .classifier import SPTClassifier
+    from .pretrainer import SPTPretrainer
+
+    if not isinstance(estimator, SPTClassifier | SPTPretrainer):
+        raise TypeError(
+            "truncate_layers takes a fitted SPTClassifier or SPTPretrainer, got "
+            f"{type(estimator).__name__}."
+        )
+    check_is_fitted(estimator, "net_")
+    if estimator._n_members() > 1:
+        raise ValueError(
+            f"truncate_layers cuts a single network; the estimator has n_estimators="
+            f"{estimator._n_members()}."
+        )
+    _check_int("depth", depth, 1)
+    encoder = copy.deepcopy(estimator.net_.module_.encoder).cpu()
+    depth = min(int(depth), len(encoder.layers))
+    encoder.layers = torch.nn.ModuleList(encoder.layers[:depth])
+    groups = [(i, i) for i in range(1, depth + 1)]
+    return _rebuild(estimator, depth, encoder, groups, None)
 
 
 def _fuse(estimator, X, max_depth, tolerance, steps, finetune_steps, lr, batch_size,

@@ -1,5 +1,6 @@
 """TWT layer fusion (sktspt.compress)."""
 
+import copy
 import itertools
 
 import numpy as np
@@ -180,3 +181,23 @@ def test_fusion_through_the_sktime_adapters(data):
     trans = SPTTransformerSktime(depth=3, max_epochs=1, **TINY).fit(X)
     small = fuse_layers(trans, X, max_depth=1, tolerance=None, steps=5)
     assert small.depth == 1 and small.transform(X).shape == (len(X), 16)
+
+
+def test_truncation_keeps_the_first_layers(deep, data, tmp_path):
+    from sktspt.compress import truncate_layers
+
+    X, _ = data
+    cut = truncate_layers(deep, 2)
+    assert cut.depth == len(cut.encoder_.layers) == 2 and cut.fused_groups_ == [(1, 1), (2, 2)]
+    assert deep.depth == len(deep.encoder_.layers) == 4  # not modified
+    by_hand = copy.deepcopy(deep)
+    by_hand.net_.module_.encoder.layers = by_hand.net_.module_.encoder.layers[:2]
+    np.testing.assert_array_equal(cut.predict_proba(X), by_hand.predict_proba(X))
+    assert not np.allclose(cut.predict_proba(X), deep.predict_proba(X))
+    np.testing.assert_array_equal(truncate_layers(deep, 9).predict_proba(X),
+                                  deep.predict_proba(X))
+    cut.save(tmp_path / "cut.zip")
+    np.testing.assert_array_equal(load(tmp_path / "cut.zip").predict_proba(X),
+                                  cut.predict_proba(X))
+    with pytest.raises(ValueError, match="depth"):
+        truncate_layers(deep, 0)

@@ -34,6 +34,8 @@ def test_compress_script_writes_page(tmp_path):
     twt = [r for r in rows if r["method"] == "TWT fusion"]
     assert [r["setting"] for r in twt] == ["max_depth=1"]  # 7 >= depth is dropped
     assert twt[0]["depth_kept"] == 1.0
+    cut = [r for r in rows if r["method"] == "truncation (control)"]
+    assert [(r["setting"], r["depth_kept"]) for r in cut] == [("max_depth=1", 1.0)]
     full = next(r for r in rows if r["method"] == "full model")
     assert full["depth_kept"] == 3.0
     assert all(0.0 <= r["accuracy"] <= 1.0 and np.isfinite(r["speedup256"]) for r in rows)
