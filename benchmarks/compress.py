@@ -40,6 +40,7 @@ import torch
 from sktspt import SPTClassifier
 from sktspt.benchmark import DATASETS, load_dataset
 from sktspt.compress import fuse_layers, truncate_layers
+from sktspt.data import check_panel
 from sktspt.leap import early_exit_pass
 
 THRESHOLDS = (0.9, 0.95, 0.99)
@@ -97,8 +98,8 @@ def measure(clf, X_test, y_test, Xp1, X256, threshold, base_times) -> dict:
 
 def run_dataset(name, seed, args, log) -> list[dict]:
     X, y, X_test, y_test, _ = load_dataset(name)
-    n_test = len(y_test)
-    X256 = X_test[np.arange(256) % n_test]
+    # Unequal-length sets come as nested frames; the NaN-padded array is what fit sees too.
+    X256 = check_panel(X_test)[0][np.arange(256) % len(y_test)]
     rows = []
     common = dict(depth=args.depth, pretrain_epochs=args.pretrain_epochs,
                   max_epochs=args.epochs, auto_steps=args.auto_steps, n_threads=1,
