@@ -41,7 +41,7 @@ import torch
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import INFERENCE_BATCH
+from ._base import INFERENCE_BATCH, EmbeddingTransformerMixin
 from ._params import show as _show
 from .nn.encoder import masked_mean
 from .nn.heads import split_input
@@ -439,7 +439,7 @@ def _fuse(estimator, X, max_depth, tolerance, steps, finetune_steps, lr, batch_s
     return _rebuild(estimator, len(groups), encoder, groups, distances)
 
 
-class FusedClassifier(ClassifierMixin, BaseEstimator):
+class FusedClassifier(ClassifierMixin, EmbeddingTransformerMixin, BaseEstimator):
     """Fit an :class:`~sktspt.SPTClassifier`, then fuse its redundant layers (TWT).
 
     ``fit(X, y)`` fits a clone of ``estimator`` and replaces it by
@@ -485,7 +485,15 @@ class FusedClassifier(ClassifierMixin, BaseEstimator):
         )
         self.classes_ = self.estimator_.classes_
         self.depth_ = self.estimator_.depth
+        if hasattr(self.estimator_, "n_features_in_"):  # set for 2D (tabular-shaped) input
+            self.n_features_in_ = self.estimator_.n_features_in_
+        elif hasattr(self, "n_features_in_"):
+            del self.n_features_in_
         return self
+
+    @property
+    def _n_features_out(self) -> int:
+        return self.estimator_._n_features_out
 
     def predict(self, X) -> np.ndarray:
         """Class labels from the fused network."""

@@ -3,6 +3,7 @@
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sktspt import SPTClassifier, SPTPretrainer
+from sktspt.compress import FusedClassifier
 
 TINY = dict(depth=1, d_model=16, n_heads=2, dim_feedforward=16, dropout=0.0, random_state=0)
 
@@ -21,9 +22,16 @@ CLASSIFIER_EXPECTED_FAILED = {
     [
         SPTClassifier(pretrain_epochs=2, max_epochs=30, lr=3e-3, batch_size=32, **TINY),
         SPTPretrainer(max_epochs=2, **TINY),
+        # A fused model is an ordinary estimator: the same checks, on a 2-layer model fused to 1.
+        FusedClassifier(
+            SPTClassifier(pretrain_epochs=2, max_epochs=30, lr=3e-3, batch_size=32,
+                          **{**TINY, "depth": 2}),
+            max_depth=1, tolerance=None, steps=5, finetune_steps=5,
+        ),
     ],
     expected_failed_checks=lambda est: (
-        CLASSIFIER_EXPECTED_FAILED if isinstance(est, SPTClassifier) else EXPECTED_FAILED
+        CLASSIFIER_EXPECTED_FAILED if isinstance(est, SPTClassifier | FusedClassifier)
+        else EXPECTED_FAILED
     ),
 )
 def test_sklearn_compatible(estimator, check):
