@@ -53,6 +53,11 @@ CONFIGS.update({
     "r6_rotary": {**CONFIGS["c32_s1000"], "positional": "rotary", "mask_ratio": 0.3},
     "r6_ratio50": {**CONFIGS["c32_s1000"], "mask_ratio": 0.5},
 })
+# Round 7: single changes to the round-6 default (r6_ratio50, the defaults since d166844).
+CONFIGS.update({
+    "r7_shift": {**CONFIGS["r6_ratio50"], "augment": "shift"},
+    "r7_rot50": {**CONFIGS["r6_ratio50"], "positional": "rotary"},
+})
 # Round 5: ensembles of members trained as one network.
 CONFIGS.update({f"{name}_e3": {**CONFIGS[name], "n_estimators": 3}
                 for name in ("c32_s1000", "c64_s1000")})

@@ -508,6 +508,8 @@ class SPTBase(BaseEstimator):
 
     def _augmentation(self) -> Augmentation | None:
         """The training-batch augmentation of both phases; override to change the recipe."""
+        if isinstance(self.augment, str) and self.augment == "shift":
+            return Augmentation.shift_only()
         return Augmentation() if self.augment else None
 
     def _mean_span(self) -> float:

@@ -140,6 +140,13 @@ def _boolean(name: str, value) -> None:
         raise TypeError(f"{name} must be True or False, got {show(value)}.")
 
 
+def _augment(name: str, value) -> None:
+    if isinstance(value, str):
+        Options(("stretch", "shift"), 'True, False, "stretch" or "shift"')(name, value)
+    elif not isinstance(value, bool | np.bool_):
+        raise TypeError(f'{name} must be True, False, "stretch" or "shift", got {show(value)}.')
+
+
 def _path_or_none(name: str, value) -> None:
     if value is not None and not isinstance(value, str | os.PathLike):
         raise TypeError(f"{name} must be None or a path, got {type(value).__name__}.")
@@ -316,11 +323,13 @@ enough updates, large ones are not over-trained (``docs/tuning.md``).""", Intege
     Param("batch_size", 16, "int", "Series per batch.", Integer(1)),
     Param("label_smoothing", 0.1, "float", "Label smoothing of the cross-entropy loss.",
           Number(lambda v: 0 <= v <= 1, "a number in [0, 1]"), roles=(CLASSIFIER,)),
-    Param("augment", False, "bool", """
-Train on randomly windowed, scaled and jittered variants of each batch
-(:class:`~sktspt.augment.Augmentation`); prediction sees the series as given.
-LeJEPA pretraining keeps its own views. Off by default: it helped some datasets in
-training-split CV and cost ACSF1 25-35 points (``docs/tuning.md``).""", _boolean),
+    Param("augment", False, 'bool or {"stretch", "shift"}', """
+Train on random variants of each batch (:class:`~sktspt.augment.Augmentation`):
+``True`` or ``"stretch"`` crops a window of 80-100 % and stretches it back, ``"shift"``
+moves each series by up to 10 % of its length without stretching; both then scale and
+jitter. Prediction sees the series as given; LeJEPA pretraining keeps its own views.
+Off by default: stretching helped some datasets in training-split CV and cost ACSF1
+25-35 points, whose classes live in the series' rate (``docs/tuning.md``).""", _augment),
     Param("validation_fraction", 0.0, "float", """
 Part of the training data held out (stratified by class when fine-tuning) to pick
 the best epoch in each phase (pretraining by reconstruction loss on fixed masks);

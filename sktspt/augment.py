@@ -8,6 +8,10 @@ a random window of 80-100 % of each series stretched back to its length
 its exact alignment, amplitude and noise do not, which is what the network should
 learn to ignore. Validation and prediction batches are never augmented.
 
+Stretching changes a series' frequency content, which is the class on datasets such as
+ACSF1 (``docs/tuning.md``). :meth:`Augmentation.shift_only` therefore moves each series
+in time instead (the steps shifted in are NaN, i.e. not observed) and keeps its rate.
+
 Draws come from a ``torch.Generator``, for all series at once, so a seeded fit is
 reproducible. NaN keeps its meaning (missing or padding), as in :mod:`sktspt.views`.
 """
@@ -18,9 +22,26 @@ from dataclasses import dataclass
 
 import torch
 
-from .views import crop_resample
+from .views import crop_resample, valid_lengths
 
-__all__ = ["Augmentation"]
+__all__ = ["Augmentation", "shift_series"]
+
+
+def shift_series(X: torch.Tensor, fraction: torch.Tensor) -> torch.Tensor:
+    """Move each series of NaN-coded ``X`` ``(n, c, t)`` in time by ``fraction`` ``(n,)``.
+
+    Series ``i`` moves by ``round(fraction[i] * L_i)`` steps (``L_i`` its valid length;
+    positive is later). Steps shifted in are NaN, values shifted past either end are
+    dropped, and the padding beyond ``L_i`` stays NaN, so the valid length is unchanged.
+    """
+    n, c, t = X.shape
+    length = valid_lengths(X)  # (n,)
+    steps = torch.round(fraction * length.to(fraction.dtype)).long()
+    j = torch.arange(t, device=X.device)
+    source = j[None, :] - steps[:, None]  # (n, t)
+    inside = (source >= 0) & (source < length[:, None]) & (j[None, :] < length[:, None])
+    moved = X.gather(2, source.clamp(0, t - 1)[:, None, :].expand(n, c, t))
+    return torch.where(inside[:, None, :], moved, torch.full_like(moved, float("nan")))
 
 
 @dataclass(frozen=True)
@@ -35,11 +56,20 @@ class Augmentation:
         Standard deviation of the per-channel scale factor around 1.
     jitter_std : float
         Standard deviation of additive Gaussian noise, in normalised units.
+    shift : float
+        Largest shift in time, as a fraction of each series' valid length; each series
+        moves by a uniform whole number of steps in ``[-shift, shift]`` of its length.
     """
 
     crop: tuple[float, float] = (0.8, 1.0)
     scale_std: float = 0.1
     jitter_std: float = 0.03
+    shift: float = 0.0
+
+    @classmethod
+    def shift_only(cls) -> Augmentation:
+        """Shift by up to 10 % of the length, scale and jitter; no stretching."""
+        return cls(crop=(1.0, 1.0), shift=0.1)
 
     def __post_init__(self):
         low, high = self.crop
@@ -47,6 +77,8 @@ class Augmentation:
             raise ValueError(f"crop must satisfy 0 < low <= high <= 1, got {self.crop!r}.")
         if self.scale_std < 0 or self.jitter_std < 0:
             raise ValueError("scale_std and jitter_std must be non-negative.")
+        if not 0.0 <= self.shift < 1.0:
+            raise ValueError(f"shift must be in [0, 1), got {self.shift!r}.")
 
     def __call__(self, X: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
         n, c, t = X.shape
@@ -55,6 +87,8 @@ class Augmentation:
         if low < 1.0:
             fraction = low + (high - low) * torch.rand(n, **kw)
             X = crop_resample(X, fraction, torch.rand(n, **kw))
+        if self.shift > 0:
+            X = shift_series(X, self.shift * (2.0 * torch.rand(n, **kw) - 1.0))
         if self.scale_std > 0:
             X = X * (1.0 + self.scale_std * torch.randn(n, c, 1, **kw))
         if self.jitter_std > 0:

@@ -7,7 +7,7 @@ from conftest import make_panel
 from sklearn.base import clone
 
 from sktspt import SPTClassifier, SPTPretrainer
-from sktspt.augment import Augmentation
+from sktspt.augment import Augmentation, shift_series
 from sktspt.training import AugmentedNetClassifier
 
 
@@ -51,9 +51,29 @@ def test_padding_and_gaps_stay_missing():
     assert not torch.isnan(out[2]).any()
 
 
+def test_shift_moves_values_without_stretching_and_keeps_padding():
+    X = torch.arange(1.0, 11.0).expand(3, 2, 10).clone()
+    X[2, :, 8:] = float("nan")  # valid length 8
+    out = shift_series(X, torch.tensor([0.2, -0.3, 0.25]))
+    nan = float("nan")
+    torch.testing.assert_close(out[0, 0], torch.tensor([nan, nan, 1, 2, 3, 4, 5, 6, 7, 8]),
+                               equal_nan=True)
+    torch.testing.assert_close(out[1, 1], torch.tensor([4, 5, 6, 7, 8, 9, 10, nan, nan, nan]),
+                               equal_nan=True)
+    # 0.25 of 8 valid steps is 2; the padding tail stays padding
+    torch.testing.assert_close(out[2, 0], torch.tensor([nan, nan, 1, 2, 3, 4, 5, 6, nan, nan]),
+                               equal_nan=True)
+    # step-to-step differences (the series' rate) survive where both ends are observed
+    diffs = torch.diff(Augmentation(crop=(1.0, 1.0), shift=0.1, scale_std=0.0,
+                                    jitter_std=0.0)(torch.arange(50.0).expand(40, 1, 50).clone(),
+                                                    _gen(0)))
+    assert torch.allclose(diffs[~torch.isnan(diffs)], torch.tensor(1.0))
+    assert not torch.isnan(diffs).all(dim=-1).any()
+
+
 @pytest.mark.parametrize("kwargs", [
     {"crop": (0.0, 1.0)}, {"crop": (0.9, 0.8)}, {"crop": (0.5, 1.2)},
-    {"scale_std": -0.1}, {"jitter_std": -1.0},
+    {"scale_std": -0.1}, {"jitter_std": -1.0}, {"shift": 1.0}, {"shift": -0.1},
 ])
 def test_bad_settings_are_rejected(kwargs):
     with pytest.raises(ValueError):
@@ -100,8 +120,21 @@ def test_pretraining_sees_augmented_batches():
     assert on.history_[0, "valid_loss"] == pytest.approx(off.history_[0, "valid_loss"], rel=1e-6)
 
 
-@pytest.mark.parametrize("value", ["yes", 1, None])
-def test_augment_must_be_a_bool(value):
+def test_augment_chooses_the_recipe():
     X, y = make_panel(n=20, c=1, t=32, seed=0)
-    with pytest.raises(TypeError, match="augment"):
+    shift = SPTClassifier(**_tiny(augment="shift")).fit(X, y)
+    assert shift.net_.augmentation == Augmentation.shift_only()
+    assert shift.net_.augmentation.crop == (1.0, 1.0) and shift.net_.augmentation.shift > 0
+    stretch = SPTClassifier(**_tiny(augment="stretch")).fit(X, y)
+    assert stretch.net_.augmentation == Augmentation()
+    np.testing.assert_array_equal(
+        stretch.predict_proba(X), SPTClassifier(**_tiny(augment=True)).fit(X, y).predict_proba(X)
+    )
+
+
+@pytest.mark.parametrize("value, kind", [("yes", ValueError), (1, TypeError),
+                                         (None, TypeError)])
+def test_augment_must_be_a_bool_or_a_recipe(value, kind):
+    X, y = make_panel(n=20, c=1, t=32, seed=0)
+    with pytest.raises(kind, match="augment"):
         SPTClassifier(augment=value).fit(X, y)
