@@ -57,6 +57,7 @@ CONFIGS.update({
 CONFIGS.update({
     "r7_shift": {**CONFIGS["r6_ratio50"], "augment": "shift"},
     "r7_rot50": {**CONFIGS["r6_ratio50"], "positional": "rotary"},
+    "r7_e3": {**CONFIGS["r6_ratio50"], "n_estimators": 3},
 })
 # Round 5: ensembles of members trained as one network.
 CONFIGS.update({f"{name}_e3": {**CONFIGS[name], "n_estimators": 3}
