@@ -281,24 +281,16 @@ def fuse_layers(
         not saved by :func:`sktspt.save`; the depth and weights are. An estimator with
         nothing to fuse comes back as an unchanged copy.
     """
-    from .classifier import SPTClassifier
-    from .pretrainer import SPTPretrainer
-
     if _is_sktime_adapter(estimator):
-        return _fuse_adapter(estimator, X, max_depth, tolerance, steps=steps,
-                             finetune_steps=finetune_steps, lr=lr, batch_size=batch_size,
-                             max_series=max_series, random_state=random_state)
-    if not isinstance(estimator, SPTClassifier | SPTPretrainer):
-        raise TypeError(
-            "fuse_layers takes a fitted SPTClassifier or SPTPretrainer (or an sktime "
-            f"adapter of one), got {type(estimator).__name__}."
-        )
-    check_is_fitted(estimator, "net_")
-    if estimator._n_members() > 1:
-        raise ValueError(
-            f"fuse_layers compresses a single network; the estimator has n_estimators="
-            f"{estimator._n_members()}."
-        )
+        from sktime.datatypes import convert_to
+
+        estimator.check_is_fitted()
+        X = convert_to(X, to_type=estimator.get_tag("X_inner_mtype"), as_scitype="Panel")
+        return _adapter_copy(estimator, fuse_layers(
+            estimator.estimator_, X, max_depth, tolerance, steps=steps,
+            finetune_steps=finetune_steps, lr=lr, batch_size=batch_size,
+            max_series=max_series, random_state=random_state))
+    _check_single_network(estimator, "fuse_layers")
     _check_int("max_depth", max_depth, 1, none_ok=True)
     _check_number("tolerance", tolerance, none_ok=True)
     if max_depth is None and tolerance is None:
@@ -327,20 +319,33 @@ def _is_sktime_adapter(estimator) -> bool:
         estimator, adapters.SPTClassifierSktime | adapters.SPTTransformerSktime)
 
 
-def _fuse_adapter(adapter, X, max_depth, tolerance, **kwargs):
-    """Fuse the core estimator of a fitted sktime adapter; return a fitted adapter copy."""
-    from sktime.datatypes import convert_to
+def _check_single_network(estimator, caller: str) -> None:
+    """``estimator`` must be a fitted SPTClassifier or SPTPretrainer of one network."""
+    from .classifier import SPTClassifier
+    from .pretrainer import SPTPretrainer
 
-    adapter.check_is_fitted()
-    X_inner = convert_to(X, to_type=adapter.get_tag("X_inner_mtype"), as_scitype="Panel")
-    fused = fuse_layers(adapter.estimator_, X_inner, max_depth, tolerance, **kwargs)
+    if not isinstance(estimator, SPTClassifier | SPTPretrainer):
+        raise TypeError(
+            f"{caller} takes a fitted SPTClassifier or SPTPretrainer (or an sktime "
+            f"adapter of one), got {type(estimator).__name__}."
+        )
+    check_is_fitted(estimator, "net_")
+    if estimator._n_members() > 1:
+        raise ValueError(
+            f"{caller} works on a single network; the estimator has n_estimators="
+            f"{estimator._n_members()}."
+        )
+
+
+def _adapter_copy(adapter, compressed):
+    """A copy of fitted sktime ``adapter`` whose core estimator is ``compressed``."""
     new = type(adapter).__new__(type(adapter))
     new.__dict__.update({k: copy.deepcopy(v) for k, v in adapter.__dict__.items()
                          if k != "estimator_"})
-    new.estimator_ = fused
-    new.depth = fused.depth
-    new.fused_groups_ = fused.fused_groups_
-    new.layer_distances_ = fused.layer_distances_
+    new.estimator_ = compressed
+    new.depth = compressed.depth
+    new.fused_groups_ = compressed.fused_groups_
+    new.layer_distances_ = compressed.layer_distances_
     return new
 
 
@@ -353,31 +358,22 @@ def truncate_layers(estimator, depth: int):
 
     Parameters
     ----------
-    estimator : SPTClassifier or SPTPretrainer
+    estimator : SPTClassifier, SPTPretrainer or their sktime adapter
         Fitted, with a single network (``n_estimators=1``). It is not modified.
     depth : int
         Layers to keep, at least 1; at or above the estimator's depth the copy is whole.
 
     Returns
     -------
-    SPTClassifier or SPTPretrainer
-        A new fitted estimator with ``depth`` layers; ``fused_groups_`` lists the kept
-        layers, each on its own, and ``layer_distances_`` is None (nothing was measured).
+    SPTClassifier, SPTPretrainer or adapter
+        A new fitted estimator of the same type with ``depth`` layers;
+        ``fused_groups_`` lists the kept layers, each on its own, and
+        ``layer_distances_`` is None (nothing was measured).
     """
-    from .classifier import SPTClassifier
-    from .pretrainer import SPTPretrainer
-
-    if not isinstance(estimator, SPTClassifier | SPTPretrainer):
-        raise TypeError(
-            "truncate_layers takes a fitted SPTClassifier or SPTPretrainer, got "
-            f"{type(estimator).__name__}."
-        )
-    check_is_fitted(estimator, "net_")
-    if estimator._n_members() > 1:
-        raise ValueError(
-            f"truncate_layers cuts a single network; the estimator has n_estimators="
-            f"{estimator._n_members()}."
-        )
+    if _is_sktime_adapter(estimator):
+        estimator.check_is_fitted()
+        return _adapter_copy(estimator, truncate_layers(estimator.estimator_, depth))
+    _check_single_network(estimator, "truncate_layers")
     _check_int("depth", depth, 1)
     encoder = copy.deepcopy(estimator.net_.module_.encoder).cpu()
     depth = min(int(depth), len(encoder.layers))

@@ -177,6 +177,12 @@ def test_fusion_through_the_sktime_adapters(data):
     np.testing.assert_allclose(fused.predict_proba(X_frames), direct.predict_proba(X),
                                rtol=1e-5, atol=1e-6)
     assert clone(fused).get_params()["depth"] == 2
+    from sktspt.compress import truncate_layers
+
+    cut = truncate_layers(clf, 1)
+    assert type(cut) is SPTClassifierSktime and cut.depth == cut.estimator_.depth == 1
+    np.testing.assert_array_equal(cut.predict_proba(X_frames),
+                                  truncate_layers(clf.estimator_, 1).predict_proba(X))
 
     trans = SPTTransformerSktime(depth=3, max_epochs=1, **TINY).fit(X)
     small = fuse_layers(trans, X, max_depth=1, tolerance=None, steps=5)
@@ -201,3 +207,5 @@ def test_truncation_keeps_the_first_layers(deep, data, tmp_path):
                                   cut.predict_proba(X))
     with pytest.raises(ValueError, match="depth"):
         truncate_layers(deep, 0)
+    with pytest.raises(TypeError, match="truncate_layers takes a fitted SPTClassifier"):
+        truncate_layers(object(), 1)
