@@ -257,7 +257,8 @@ def shrink_a_weight(blob: bytes) -> bytes:
     from safetensors.torch import save as save_st
 
     state = load_st(blob)
-    key = next(k for k in state if k.endswith("weight"))
+    # sorted: safetensors' key order is not fixed; last dim > 1, so slicing changes the shape
+    key = next(k for k in sorted(state) if k.endswith("weight") and state[k].shape[-1] > 1)
     state[key] = state[key][..., :1].contiguous()
     return save_st(state)
 
@@ -267,7 +268,7 @@ def drop_a_weight(blob: bytes) -> bytes:
     from safetensors.torch import save as save_st
 
     state = load_st(blob)
-    state.pop(next(iter(state)))
+    state.pop(min(state))  # a fixed key: safetensors does not fix the order
     return save_st(state)
 
 
