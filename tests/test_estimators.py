@@ -209,3 +209,20 @@ def test_bad_parameters_raise_at_fit(panel, param, value):
     clf = tiny_clf(**{param: value})  # __init__ accepts anything
     with pytest.raises(ValueError, match=param if param != "d_model" else "divisible"):
         clf.fit(X, y)
+
+
+def test_defaults_hold_at_the_archive_extremes():
+    """30 classes of 2 series, 12 channels, 3,000 steps: the defaults fit without a split.
+
+    Only the step budget is cut (``auto_steps``); the tokenizer, the automatic patch size and
+    the split-free selection are the defaults that have to cope.
+    """
+    rng = np.random.default_rng(0)
+    y = np.repeat(np.arange(30), 2)
+    X = rng.normal(size=(60, 12, 3000)).astype(np.float32) + 0.05 * y[:, None, None]
+    clf = SPTClassifier(auto_steps=4, n_threads=1, random_state=0).fit(X, y)
+    assert clf.patch_size_ == 94  # about 32 tokens, whatever the length
+    assert clf.tokenizer == "conv" and clf.validation_fraction == 0
+    proba = clf.predict_proba(X[:5])
+    assert proba.shape == (5, 30) and np.allclose(proba.sum(axis=1), 1.0, atol=1e-5)
+    np.testing.assert_array_equal(clf.classes_, np.arange(30))
