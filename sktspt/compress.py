@@ -481,11 +481,12 @@ class FusedClassifier(ClassifierMixin, EmbeddingTransformerMixin, BaseEstimator)
         )
         self.classes_ = self.estimator_.classes_
         self.depth_ = self.estimator_.depth
-        if hasattr(self.estimator_, "n_features_in_"):  # set for 2D (tabular-shaped) input
-            self.n_features_in_ = self.estimator_.n_features_in_
-        elif hasattr(self, "n_features_in_"):
-            del self.n_features_in_
         return self
+
+    @property
+    def n_features_in_(self) -> int:
+        """The fitted classifier's, which has one for 2D (tabular-shaped) input only."""
+        return self.estimator_.n_features_in_
 
     @property
     def _n_features_out(self) -> int:
