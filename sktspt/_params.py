@@ -323,6 +323,13 @@ enough updates, large ones are not over-trained (``docs/tuning.md``).""", Intege
     Param("batch_size", 16, "int", "Series per batch.", Integer(1)),
     Param("label_smoothing", 0.1, "float", "Label smoothing of the cross-entropy loss.",
           Number(lambda v: 0 <= v <= 1, "a number in [0, 1]"), roles=(CLASSIFIER,)),
+    Param("layer_decay", 1.0, "float", """
+Layer-wise learning-rate decay in fine-tuning, in ``(0, 1]``: with ``depth`` L, layer
+i (0 at the bottom) trains at ``lr * layer_decay ** (L - i)``, the tokenizer and
+positions at ``lr * layer_decay ** (L + 1)``, the final norm and the head at ``lr``.
+Below 1 the lower layers keep more of what pretraining taught them (BEiT, MAE).
+1 trains every weight at ``lr`` (``docs/tuning.md``, round 8).""",
+          Number(lambda v: 0 < v <= 1, "a number in (0, 1]"), roles=(CLASSIFIER,)),
     Param("augment", False, 'bool or {"stretch", "shift"}', """
 Train on random variants of each batch (:class:`~sktspt.augment.Augmentation`):
 ``True`` or ``"stretch"`` crops a window of 80-100 % and stretches it back, ``"shift"``

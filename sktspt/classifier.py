@@ -21,7 +21,7 @@ from .leap import check_exit_params, early_exit_infer
 from .nn.ensemble import mean_member_proba
 from .nn.heads import ClassificationModel
 from .precision import autocast_dtype
-from .training import AugmentedNetClassifier
+from .training import AugmentedNetClassifier, layer_decay_groups
 
 __all__ = ["SPTClassifier"]
 
@@ -266,8 +266,14 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
             # Per-series losses, weighted in AugmentedNetClassifier.random_step.
             **({"criterion__reduction": "none"} if weighted else {}),
             **self._net_kwargs(n, epochs, seed, y_enc, self.callbacks, phase),
+            **self._layer_decay(),
             **{f"module__{k}": v for k, v in self.encoder_kwargs_.items()},
         )
+
+    def _layer_decay(self) -> dict:
+        """``optimizer__param_groups`` for ``layer_decay`` below 1, else nothing."""
+        groups = layer_decay_groups(self.lr, float(self.layer_decay), int(self.depth))
+        return {"optimizer__param_groups": groups} if groups else {}
 
     def _continue(self, X, y, sample_weight=None) -> SPTClassifier:
         """Warm start: more fine-tuning epochs on the current weights."""

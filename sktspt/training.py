@@ -26,6 +26,7 @@ from .views import make_views
 
 __all__ = [
     "AugmentedNetClassifier", "MaskedPretrainNet", "MaskedSigRegNet", "LeJEPANet", "WarmupCosine",
+    "layer_decay_groups",
 ]
 
 
@@ -43,6 +44,23 @@ class WarmupCosine:
         span = max(self.total_steps - self.warmup_steps, 1)
         progress = min((step - self.warmup_steps) / span, 1.0)
         return self.floor + (1.0 - self.floor) * 0.5 * (1.0 + math.cos(math.pi * progress))
+
+
+def layer_decay_groups(lr: float, decay: float, depth: int) -> list[tuple[str, dict]]:
+    """skorch ``optimizer__param_groups`` for layer-wise learning-rate decay.
+
+    Layer ``i`` of ``depth`` gets ``lr * decay ** (depth - i)``, the tokenizer and the
+    position table ``lr * decay ** (depth + 1)``; everything else (final norm, heads)
+    keeps ``lr``. The patterns match a single network and ensemble members alike
+    (``members.<k>.encoder...``). ``decay == 1`` gives no groups: one plain AdamW group.
+    """
+    if decay == 1:
+        return []
+    bottom = {"lr": lr * decay ** (depth + 1)}
+    groups = [("*encoder.embed.*", bottom), ("*encoder.position.*", bottom)]
+    groups += [(f"*encoder.layers.{i}.*", {"lr": lr * decay ** (depth - i)})
+               for i in range(depth)]
+    return groups
 
 
 class SeededStepNet(NeuralNet):

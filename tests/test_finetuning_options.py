@@ -1,0 +1,74 @@
+"""layer_decay: layer-wise learning-rate decay in fine-tuning."""
+
+import numpy as np
+import pytest
+import torch
+
+from sktspt import SPTClassifier, load
+from sktspt.training import layer_decay_groups
+
+TINY = dict(d_model=8, n_heads=2, dim_feedforward=8, dropout=0.0, random_state=0, batch_size=8)
+X = np.random.RandomState(0).normal(size=(16, 2, 24))
+Y = np.arange(16) % 2
+
+
+def _lr_of(net) -> dict[str, float]:
+    """Each parameter's name -> the peak learning rate of its optimizer group."""
+    group = {id(p): g["initial_lr"] for g in net.optimizer_.param_groups for p in g["params"]}
+    return {name: group[id(p)] for name, p in net.module_.named_parameters()}
+
+
+@pytest.mark.parametrize("n_estimators", [1, 2])
+def test_each_layer_trains_at_its_decayed_rate(n_estimators):
+    clf = SPTClassifier(depth=3, lr=0.1, layer_decay=0.5, pretrain_epochs=1, max_epochs=1,
+                        n_estimators=n_estimators, **TINY).fit(X, Y)
+    for name, lr in _lr_of(clf.net_).items():
+        if ".embed." in name:
+            expected = 0.1 * 0.5 ** 4
+        elif ".layers." in name:
+            layer = int(name.split(".layers.")[1].split(".")[0])
+            expected = 0.1 * 0.5 ** (3 - layer)
+        else:  # final norm and head
+            assert "encoder.norm." in name or "head." in name, name
+            expected = 0.1
+        assert lr == pytest.approx(expected), name
+
+
+def test_no_decay_is_one_plain_group():
+    clf = SPTClassifier(depth=2, pretrain_epochs=0, max_epochs=1, **TINY).fit(X, Y)
+    assert len(clf.net_.optimizer_.param_groups) == 1
+    assert layer_decay_groups(1e-3, 1.0, 4) == []
+
+
+def test_a_strong_decay_keeps_the_lower_layers_where_they_started():
+    def fit(max_epochs, decay):
+        clf = SPTClassifier(depth=2, lr=0.01, layer_decay=decay, pretrain_epochs=0,
+                            max_epochs=max_epochs, **TINY).fit(X, Y)
+        return {k: v.clone() for k, v in clf.net_.module_.state_dict().items()}
+
+    start = fit(0, 1.0)
+    for decay, moved in ((1.0, True), (1e-3, False)):
+        end = fit(5, decay)
+        change = max((end[k] - start[k]).abs().max().item() for k in start if ".embed." in k)
+        head = max((end[k] - start[k]).abs().max().item() for k in start if k.startswith("head"))
+        assert head > 1e-2  # the head trains at lr either way
+        assert (change > 1e-3) is moved, (decay, change)
+
+
+def test_layer_decay_must_be_in_the_unit_interval():
+    for bad in (0.0, 1.5, -0.1, "half", True):
+        with pytest.raises(ValueError, match="layer_decay must be a number in"):
+            SPTClassifier(layer_decay=bad, **TINY).fit(X, Y)
+
+
+def test_a_decayed_model_round_trips(tmp_path):
+    clf = SPTClassifier(depth=2, layer_decay=0.7, pretrain_epochs=1, max_epochs=1,
+                        **TINY).fit(X, Y)
+    clf.save(tmp_path / "model")
+    back = load(tmp_path / "model")
+    assert back.layer_decay == 0.7
+    np.testing.assert_array_equal(back.predict_proba(X), clf.predict_proba(X))
+    # A warm start keeps training with the decayed groups.
+    back.set_params(warm_start=True, max_epochs=1).fit(X, Y)
+    assert len(back.net_.optimizer_.param_groups) == 4
+    assert torch.isfinite(torch.as_tensor(back.predict_proba(X))).all()
