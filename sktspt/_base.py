@@ -508,7 +508,7 @@ class SPTBase(BaseEstimator):
 
     def _augmentation(self) -> Augmentation | None:
         """The training-batch augmentation of both phases; override to change the recipe."""
-        if isinstance(self.augment, str) and self.augment == "shift":
+        if self.augment == "shift":
             return Augmentation.shift_only()
         return Augmentation() if self.augment else None
 
