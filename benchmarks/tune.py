@@ -127,6 +127,36 @@ def summarize(csv_path: str) -> str:
     return "\n".join(lines)
 
 
+def compare(csv_path: str, baseline: str, model: str = "spt") -> str:
+    """Markdown table: each config's mean over datasets and its paired per-fold Δ.
+
+    Configs are compared with ``baseline`` on the folds both scored (same datasets, same
+    fold indices: one ``--seed`` gives both the same splits), so a fold that is hard for
+    every config does not count as a difference. ``±`` is the standard error of the mean
+    per-fold Δ; with folds of 12-67 series it is the resolution of a row.
+    """
+    import pandas as pd
+
+    df = pd.read_csv(csv_path)
+    df = df[df["model"] == model].drop_duplicates(["config", "dataset", "fold"], keep="last")
+    wide = df.pivot_table(index=["dataset", "fold"], columns="config", values="cv_accuracy")
+    if baseline not in wide:
+        raise ValueError(f"{baseline!r} has no {model} rows in {csv_path}.")
+    lines = ["| config | folds | mean | Δ per fold | datasets |", "|---|---|---|---|---|"]
+    for config in wide.columns:
+        scored = wide[baseline].notna() & wide[config].notna()
+        base, ours = wide.loc[scored, baseline], wide.loc[scored, config]
+        delta = ours - base
+        means = ours.groupby(level="dataset").mean()
+        se = delta.std(ddof=1) / np.sqrt(len(delta)) if len(delta) > 1 else float("nan")
+        n_folds = int(scored.sum())
+        lines.append(
+            f"| {config} | {n_folds} | {means.mean():.3f} | {delta.mean():+.3f} ± {se:.3f} | "
+            + ", ".join(f"{d} {m:.3f}" for d, m in means.items()) + " |"
+        )
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--summarize", action="store_true",
@@ -140,9 +170,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--n-jobs", type=int, default=1)
     parser.add_argument("--output", default="results/tuning.csv")
+    parser.add_argument("--against", metavar="CONFIG",
+                        help="with --summarize: each config's paired per-fold Δ against CONFIG")
     args = parser.parse_args()
     if args.summarize:
-        print(summarize(args.output))
+        print(compare(args.output, args.against) if args.against else summarize(args.output))
         return
     os.makedirs(os.path.dirname(args.output) or ".", exist_ok=True)
     new = not os.path.exists(args.output)
