@@ -70,11 +70,13 @@ CONFIGS.update({
 })
 # Round 9: the opposite direction of round 8, where every added regulariser and every way
 # of holding fine-tuning near the pretrained weights lost 3-4 points: less dropout, a larger
-# learning rate (both phases), and a wider network.
+# learning rate (both phases), a wider network; then half the tokens and twice the batch.
 CONFIGS.update({
     "r9_drop0": {**CONFIGS["r6_ratio50"], "dropout": 0.0},
     "r9_lr2e3": {**CONFIGS["r6_ratio50"], "lr": 2e-3},
     "r9_d128": {**CONFIGS["r6_ratio50"], "d_model": 128, "dim_feedforward": 256},
+    "r9_tok16": {**CONFIGS["r6_ratio50"], "patch_tokens": 16},
+    "r9_bs32": {**CONFIGS["r6_ratio50"], "batch_size": 32},
 })
 # Round 5: ensembles of members trained as one network.
 CONFIGS.update({f"{name}_e3": {**CONFIGS[name], "n_estimators": 3}
