@@ -1,10 +1,27 @@
 """One torch thread keeps the suite fast on 2 cores (oversubscription costs ~10x)."""
 
+import importlib.util
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
 
 torch.set_num_threads(1)
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_benchmark(name: str):
+    """Import ``benchmarks/<name>.py`` (a script folder, not a package) as a module."""
+    spec = importlib.util.spec_from_file_location(f"sktspt_bench_{name}",
+                                                  ROOT / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses resolve their module by name
+    spec.loader.exec_module(module)
+    return module
 
 
 @pytest.fixture

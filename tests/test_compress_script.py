@@ -5,27 +5,14 @@ the estimator's step budget, fuses to the depths asked for, and writes a page, a
 raw rows whose numbers are sane.
 """
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import numpy as np
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _load_compress():
-    spec = importlib.util.spec_from_file_location("sktspt_compress_bench",
-                                                  ROOT / "benchmarks" / "compress.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+from conftest import load_benchmark
 
 
 def test_compress_script_writes_page(tmp_path):
-    compress = _load_compress()
+    compress = load_benchmark("compress")
     out = tmp_path / "compression.md"
     compress.main(["--datasets", "ItalyPowerDemand", "--depth", "3", "--auto-steps", "4",
                    "--steps", "3", "--finetune-steps", "2", "--latency-series", "3",
@@ -45,7 +32,7 @@ def test_compress_script_writes_page(tmp_path):
 
 
 def test_compress_script_resume_keeps_measured_pairs(tmp_path, monkeypatch):
-    compress = _load_compress()
+    compress = load_benchmark("compress")
     out = tmp_path / "compression.md"
     tiny = ["--depth", "2", "--auto-steps", "2", "--steps", "2", "--finetune-steps", "0",
             "--latency-series", "2", "--output", str(out)]

@@ -5,33 +5,20 @@ report needs and hold positive, finite numbers, and that the analytic FLOP count
 with torch's own counter.
 """
 
-import importlib.util
 import math
-import sys
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 import torch
+from conftest import load_benchmark
 
 from sktspt import masking
 from sktspt._base import fused_adamw_params
 from sktspt.nn.heads import ClassificationModel, ReconstructionModel
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _load_speed():
-    spec = importlib.util.spec_from_file_location("sktspt_speed", ROOT / "benchmarks" / "speed.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses resolve their module by name
-    spec.loader.exec_module(module)
-    return module
-
-
-speed = _load_speed()
+speed = load_benchmark("speed")
 
 TINY = replace(
     speed.QUICK, lengths=(32, 96), depths=(1,), d_models=(16,), n_heads=2, n_series=8,

@@ -1,22 +1,7 @@
 """``benchmarks/tune.py --summarize --against``: paired per-fold comparison of configs."""
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _load_tune():
-    spec = importlib.util.spec_from_file_location("sktspt_tune_bench",
-                                                  ROOT / "benchmarks" / "tune.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
+from conftest import load_benchmark
 
 ROWS = """config,dataset,model,fold,cv_accuracy,seconds
 base,A,spt,0,0.50,1
@@ -31,7 +16,7 @@ new,B,scratch,1,0.10,1
 
 
 def test_compare_pairs_folds_and_skips_unscored(tmp_path):
-    tune = _load_tune()
+    tune = load_benchmark("tune")
     path = tmp_path / "r.csv"
     path.write_text(ROWS)
     table = tune.compare(str(path), "base").splitlines()
@@ -45,7 +30,7 @@ def test_compare_pairs_folds_and_skips_unscored(tmp_path):
 
 
 def test_compare_names_a_missing_baseline(tmp_path):
-    tune = _load_tune()
+    tune = load_benchmark("tune")
     path = tmp_path / "r.csv"
     path.write_text(ROWS)
     with pytest.raises(ValueError, match="'nope' has no spt rows"):
