@@ -151,9 +151,8 @@ def compare(csv_path: str, baseline: str, model: str = "spt") -> str:
         delta = ours - base
         means = ours.groupby(level="dataset").mean()
         se = delta.std(ddof=1) / np.sqrt(len(delta)) if len(delta) > 1 else float("nan")
-        n_folds = int(scored.sum())
         lines.append(
-            f"| {config} | {n_folds} | {means.mean():.3f} | {delta.mean():+.3f} ± {se:.3f} | "
+            f"| {config} | {len(delta)} | {means.mean():.3f} | {delta.mean():+.3f} ± {se:.3f} | "
             + ", ".join(f"{d} {m:.3f}" for d, m in means.items()) + " |"
         )
     return "\n".join(lines)
