@@ -22,6 +22,7 @@ from sklearn.model_selection import StratifiedKFold
 from sktime.datasets import load_UCR_UEA_dataset
 
 from sktspt import SPTClassifier
+from sktspt.data import resolve_patch_size
 
 CONFIGS: dict[str, dict] = {
     "base": {},
@@ -81,6 +82,12 @@ CONFIGS.update({
 # Round 5: ensembles of members trained as one network.
 CONFIGS.update({f"{name}_e3": {**CONFIGS[name], "n_estimators": 3}
                 for name in ("c32_s1000", "c64_s1000")})
+# Round 10: ALiBi (a locality bias on attention scores) instead of sinusoidal positions. "Towards
+# understanding SPT" finds that SPT's gain is attention learning proximity; ALiBi builds it in.
+CONFIGS["r10_alibi"] = {**CONFIGS["r6_ratio50"], "positional": "alibi"}
+# Span length (issue item 5), never tuned: the default mean span is one patch, so a hidden
+# span is mostly inside one token. Two patches make reconstruction need other tokens.
+CONFIGS["r10_span2"] = {**CONFIGS["r6_ratio50"], "span_patches": 2}
 
 
 def load(name: str):
@@ -93,6 +100,10 @@ def fit_score(params: dict, X, y, train, test, scratch: bool, seed: int) -> floa
     tokens = params.pop("patch_tokens", None)
     if tokens:
         params["patch_size"] = max(1, int(np.ceil(X.shape[2] / tokens)))
+    spans = params.pop("span_patches", None)
+    if spans:  # the mean masked span as a multiple of the patch (the default is one patch)
+        patch = resolve_patch_size(params.get("patch_size", "auto"), X.shape[2])
+        params["mean_span"] = spans * patch
     if scratch:  # the same network at equal optimizer steps (equal epochs for fixed counts)
         pre, fine = params.get("pretrain_epochs", 100), params.get("max_epochs", 100)
         if pre == "auto" and fine == "auto":

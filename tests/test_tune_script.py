@@ -1,5 +1,6 @@
 """``benchmarks/tune.py --summarize --against``: paired per-fold comparison of configs."""
 
+import numpy as np
 import pytest
 from conftest import load_benchmark
 
@@ -35,3 +36,28 @@ def test_compare_names_a_missing_baseline(tmp_path):
     path.write_text(ROWS)
     with pytest.raises(ValueError, match="'nope' has no spt rows"):
         tune.compare(str(path), "nope")
+
+
+def test_span_patches_become_a_mean_span_in_steps(monkeypatch):
+    tune = load_benchmark("tune")
+    seen = {}
+
+    class Capture:
+        def __init__(self, **params):
+            seen.update(params)
+
+        def fit(self, X, y):
+            return self
+
+        def score(self, X, y):
+            return 1.0
+
+    monkeypatch.setattr(tune, "SPTClassifier", Capture)
+    X, y = np.zeros((6, 1, 100)), np.arange(6) % 2
+    tune.fit_score({"patch_tokens": 32, "span_patches": 2}, X, y, slice(None), slice(None),
+                   scratch=False, seed=0)
+    assert seen["patch_size"] == 4 and seen["mean_span"] == 8  # ceil(100 / 32) = 4 steps
+    assert "span_patches" not in seen and "patch_tokens" not in seen
+    seen.clear()
+    tune.fit_score({"span_patches": 3}, X, y, slice(None), slice(None), scratch=False, seed=0)
+    assert seen["mean_span"] == 3 * 4  # patch_size="auto" resolves to ceil(100 / 32) too
