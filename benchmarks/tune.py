@@ -93,6 +93,7 @@ CONFIGS["r10_ratio70"] = {**CONFIGS["r6_ratio50"], "mask_ratio": 0.7}
 # The GPU table: ~4000 steps helped both arms. Round 5 ran 2000 steps at mask ratio 0.3
 # on two datasets only; this is the current defaults at twice the steps (and fit time).
 CONFIGS["r10_s2000"] = {**CONFIGS["r6_ratio50"], "auto_steps": 2000}
+CONFIGS["r10_s500"] = {**CONFIGS["r6_ratio50"], "auto_steps": 500}
 
 
 def load(name: str):
