@@ -33,6 +33,7 @@ from sklearn.preprocessing import StandardScaler
 from sktime.datasets import load_UCR_UEA_dataset
 
 from sktspt import SPTClassifier, SPTPretrainer
+from sktspt.nn.encoder import masked_mean
 from sktspt.nn.heads import split_input
 
 
@@ -42,10 +43,9 @@ def pooled_states(estimator, module: torch.nn.Module, X: np.ndarray) -> np.ndarr
     def features(xb: torch.Tensor) -> torch.Tensor:
         x, observed = split_input(xb)
         states, keep = module.encoder.layer_states(x, observed, observed)
-        w = keep.to(x.dtype)[..., None]
         out = []
         for h in states:
-            out.append((h * w).sum(1) / w.sum(1).clamp_min(1.0))
+            out.append(masked_mean(h, keep))
             out.append(h.masked_fill(~keep[..., None], float("-inf")).amax(1))
         return torch.cat(out, dim=1)
 

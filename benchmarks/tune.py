@@ -107,7 +107,7 @@ def fit_score(params: dict, X, y, train, test, scratch: bool, seed: int) -> floa
     if tokens:
         params["patch_size"] = max(1, int(np.ceil(X.shape[2] / tokens)))
     spans = params.pop("span_patches", None)
-    if spans:  # the mean masked span as a multiple of the patch (the default is one patch)
+    if spans:  # the mean masked span in patches (the default is one patch, at least 3 steps)
         patch = resolve_patch_size(params.get("patch_size", "auto"), X.shape[2])
         params["mean_span"] = spans * patch
     if scratch:  # the same network at equal optimizer steps (equal epochs for fixed counts)
