@@ -94,6 +94,9 @@ CONFIGS["r10_ratio70"] = {**CONFIGS["r6_ratio50"], "mask_ratio": 0.7}
 # on two datasets only; this is the current defaults at twice the steps (and fit time).
 CONFIGS["r10_s2000"] = {**CONFIGS["r6_ratio50"], "auto_steps": 2000}
 CONFIGS["r10_s500"] = {**CONFIGS["r6_ratio50"], "auto_steps": 500}
+# Round 11: mask ratio 0.7 won on two CV seeds; does the trend go on past it?
+CONFIGS["r11_ratio80"] = {**CONFIGS["r6_ratio50"], "mask_ratio": 0.8}
+CONFIGS["r11_ratio90"] = {**CONFIGS["r6_ratio50"], "mask_ratio": 0.9}
 
 
 def load(name: str):
