@@ -284,7 +284,7 @@ magnitude, else ``"global"`` (:func:`sktspt.data.resolve_normalization`).""",
     # --- the self-pretraining objective
     Param("masking", "span", '{"random", "span", "block", "channel", "mixed"}',
           "Masking objective, see :mod:`sktspt.masking`.", Options(MASKINGS)),
-    Param("mask_ratio", 0.5, "float", "Fraction of values hidden, in ``(0, 1)``.",
+    Param("mask_ratio", 0.7, "float", "Fraction of values hidden, in ``(0, 1)``.",
           Number(lambda v: 0 < v < 1, "a number in (0, 1)")),
     Param("mean_span", None, "float or None", """
 Mean length of hidden runs for ``span`` and ``block``; None uses
