@@ -97,22 +97,30 @@ CONFIGS["r10_s500"] = {**CONFIGS["r6_ratio50"], "auto_steps": 500}
 # Round 11: mask ratio 0.7 won on two CV seeds; does the trend go on past it?
 CONFIGS["r11_ratio80"] = {**CONFIGS["r6_ratio50"], "mask_ratio": 0.8}
 CONFIGS["r11_ratio90"] = {**CONFIGS["r6_ratio50"], "mask_ratio": 0.9}
+# The defaults since round 11 (mask ratio 0.7): the baseline of later rounds.
+CONFIGS["r11_base"] = dict(CONFIGS["r10_ratio70"])
 
 
 def load(name: str):
     return load_UCR_UEA_dataset(name, split="train", return_X_y=True, return_type="numpy3D")
 
 
-def fit_score(params: dict, X, y, train, test, scratch: bool, seed: int) -> float:
-    torch.set_num_threads(1)
-    params = dict(params)
+def estimator_params(config: dict, n_timepoints: int) -> dict:
+    """``SPTClassifier`` parameters of a config, its token and span counts made sizes."""
+    params = dict(config)
     tokens = params.pop("patch_tokens", None)
     if tokens:
-        params["patch_size"] = max(1, int(np.ceil(X.shape[2] / tokens)))
+        params["patch_size"] = max(1, int(np.ceil(n_timepoints / tokens)))
     spans = params.pop("span_patches", None)
     if spans:  # the mean masked span in patches (the default is one patch, at least 3 steps)
-        patch = resolve_patch_size(params.get("patch_size", "auto"), X.shape[2])
+        patch = resolve_patch_size(params.get("patch_size", "auto"), n_timepoints)
         params["mean_span"] = spans * patch
+    return params
+
+
+def fit_score(params: dict, X, y, train, test, scratch: bool, seed: int) -> float:
+    torch.set_num_threads(1)
+    params = estimator_params(params, X.shape[2])
     if scratch:  # the same network at equal optimizer steps (equal epochs for fixed counts)
         pre, fine = params.get("pretrain_epochs", 100), params.get("max_epochs", 100)
         if pre == "auto" and fine == "auto":

@@ -61,3 +61,21 @@ def test_span_patches_become_a_mean_span_in_steps(monkeypatch):
     seen.clear()
     tune.fit_score({"span_patches": 3}, X, y, slice(None), slice(None), scratch=False, seed=0)
     assert seen["mean_span"] == 3 * 4  # patch_size="auto" resolves to ceil(100 / 32) too
+
+
+def test_current_base_config_is_the_package_defaults():
+    """Later rounds compare against ``r11_base``; it must stay what ``SPTClassifier()`` does."""
+    from sktspt import SPTClassifier
+    from sktspt.data import resolve_patch_size
+
+    tune = load_benchmark("tune")
+    defaults = SPTClassifier().get_params()
+    for n_timepoints in (24, 251, 1460):
+        params = tune.estimator_params(tune.CONFIGS["r11_base"], n_timepoints)
+        assert params
+        for key, value in params.items():
+            if key == "patch_size":
+                default = resolve_patch_size(defaults[key], n_timepoints)
+                assert value == default, (n_timepoints, value, default)
+            else:
+                assert defaults[key] == value, key
