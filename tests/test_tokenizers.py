@@ -59,3 +59,16 @@ def test_conv_tokenizer_pretrains_and_classifies():
                         max_epochs=15, random_state=0).fit(X, y)
     assert clf.encoder_kwargs_["tokenizer"] == "conv"
     assert clf.score(X, y) > 0.8
+
+
+def test_conv_patch_merge_is_the_strided_convolution():
+    """The merge runs as a matrix product; it must equal the convolution it stands for."""
+    torch.manual_seed(0)
+    tok = ConvEmbedding(n_channels=2, patch_size=5, d_model=12)
+    x = torch.randn(3, 2, 40)
+    available = torch.rand(3, 2, 40) > 0.2
+    h = torch.cat([torch.where(available, x, 0.0), (~available).float()], dim=1)
+    h = torch.cat([branch(h) for branch in tok.branches], dim=1)
+    h = tok.act(tok.norm(h.transpose(1, 2))).transpose(1, 2)
+    expected = tok.merge(h).transpose(1, 2)
+    torch.testing.assert_close(tok(x, available), expected)

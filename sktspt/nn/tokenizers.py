@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import torch
 from torch import nn
+from torch.nn import functional as F
 
 __all__ = ["TOKENIZERS", "PatchEmbedding", "ConvEmbedding", "make_tokenizer", "patchify",
            "unpatchify"]
@@ -65,6 +66,12 @@ class ConvEmbedding(nn.Module):
     output channels; a per-step LayerNorm (not BatchNorm: outputs must not depend on
     which series share a batch, nor on padding) and GELU follow, and a convolution of
     kernel and stride ``patch_size`` turns each patch into one token.
+
+    That convolution's windows do not overlap, so it is applied as one matrix product
+    over each patch's flattened ``(patch_size, d_model)`` features: the same weights
+    and the same function, without transposing the full-resolution features back, and
+    several times faster to differentiate on CPU than a strided convolution with a
+    long kernel (PLAID: about a fifth of a training step).
     """
 
     def __init__(self, n_channels: int, patch_size: int, d_model: int,
@@ -83,8 +90,11 @@ class ConvEmbedding(nn.Module):
     def forward(self, x: torch.Tensor, available: torch.Tensor) -> torch.Tensor:
         h = torch.cat(_values_and_flags(x, available), dim=1)
         h = torch.cat([branch(h) for branch in self.branches], dim=1)
-        h = self.act(self.norm(h.transpose(1, 2))).transpose(1, 2)
-        return self.merge(h).transpose(1, 2)
+        h = self.act(self.norm(h.transpose(1, 2)))
+        n, t, d = h.shape
+        weight = self.merge.weight.permute(0, 2, 1).reshape(self.merge.out_channels, -1)
+        return F.linear(h.reshape(n, t // self.patch_size, self.patch_size * d), weight,
+                        self.merge.bias)
 
 
 def make_tokenizer(name: str, n_channels: int, patch_size: int, d_model: int) -> nn.Module:
