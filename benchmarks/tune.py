@@ -106,6 +106,8 @@ CONFIGS["r11_span2"] = {**CONFIGS["r11_base"], "span_patches": 2}
 # and the depth study both put depth 6 ahead); and the ratio between 0.5 and 0.7.
 CONFIGS["r12_depth6"] = {**CONFIGS["r11_base"], "depth": 6}
 CONFIGS["r12_ratio60"] = {**CONFIGS["r11_base"], "mask_ratio": 0.6}
+# Label smoothing (0.1) was never cross-validated; the item 5 names it.
+CONFIGS["r12_ls0"] = {**CONFIGS["r11_base"], "label_smoothing": 0.0}
 
 
 def load(name: str):
