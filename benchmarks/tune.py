@@ -108,6 +108,9 @@ CONFIGS["r12_depth6"] = {**CONFIGS["r11_base"], "depth": 6}
 CONFIGS["r12_ratio60"] = {**CONFIGS["r11_base"], "mask_ratio": 0.6}
 # Label smoothing (0.1) was never cross-validated; the item 5 names it.
 CONFIGS["r12_ls0"] = {**CONFIGS["r11_base"], "label_smoothing": 0.0}
+# Round 13: SIGReg (LeJEPA's isotropic-Gaussian regulariser) beside masked reconstruction was
+# never cross-validated; it shapes the pooled embeddings that fine-tuning starts from.
+CONFIGS["r13_sigreg"] = {**CONFIGS["r11_base"], "pretrain_objective": "masked+sigreg"}
 
 
 def load(name: str):
