@@ -111,6 +111,9 @@ CONFIGS["r12_ls0"] = {**CONFIGS["r11_base"], "label_smoothing": 0.0}
 # Round 13: SIGReg (LeJEPA's isotropic-Gaussian regulariser) beside masked reconstruction was
 # never cross-validated; it shapes the pooled embeddings that fine-tuning starts from.
 CONFIGS["r13_sigreg"] = {**CONFIGS["r11_base"], "pretrain_objective": "masked+sigreg"}
+# The warm-up length (issue item 5) was never cross-validated: 100 of each phase's 1000 steps.
+CONFIGS["r13_warm0"] = {**CONFIGS["r11_base"], "warmup": 0.0}
+CONFIGS["r13_warm30"] = {**CONFIGS["r11_base"], "warmup": 0.3}
 
 
 def load(name: str):

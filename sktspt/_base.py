@@ -38,7 +38,7 @@ from .resume import (
     open_run,
     stopped_early,
 )
-from .training import LeJEPANet, MaskedPretrainNet, MaskedSigRegNet, WarmupCosine
+from .training import LeJEPANet, MaskedPretrainNet, MaskedSigRegNet, WarmupCosine, resolve_warmup
 
 #: Serialises the sections of fits that seed torch's global generator (see ``_seeded``).
 SEEDED_LOCK = threading.RLock()
@@ -324,7 +324,7 @@ class SPTBase(BaseEstimator):
     ) -> list:
         """Default callbacks; with ``checkpoint_dir`` set, ``phase`` names the checkpoint folder."""
         steps = epochs * max(1, math.ceil(n_train / self.batch_size))
-        schedule = WarmupCosine(steps, warmup_steps=min(steps // 10, 100))
+        schedule = WarmupCosine(steps, warmup_steps=resolve_warmup(self.warmup, steps))
         checkpoint = self._checkpoint(phase)
         # A resumed phase continues the per-batch schedule where its checkpoint stopped.
         done = checkpoint.steps_done() if checkpoint is not None else 0

@@ -147,6 +147,12 @@ def _augment(name: str, value) -> None:
         raise TypeError(f'{name} must be True, False, "stretch" or "shift", got {show(value)}.')
 
 
+def _warmup(name: str, value) -> None:
+    if isinstance(value, str) and value == "auto":
+        return
+    Number(lambda v: 0 <= v < 1, '"auto" or a number in [0, 1)')(name, value)
+
+
 def _path_or_none(name: str, value) -> None:
     if value is not None and not isinstance(value, str | os.PathLike):
         raise TypeError(f"{name} must be None or a path, got {type(value).__name__}.")
@@ -318,6 +324,10 @@ enough updates, large ones are not over-trained (``docs/tuning.md``).""", Intege
     Param("lr", 1e-3, "float",
           "Peak learning rate of AdamW (linear warm-up, cosine decay per batch).",
           Number(lambda v: 0 < v < math.inf, "a positive number")),
+    Param("warmup", "auto", 'float or "auto"', """
+Linear learning-rate warm-up at the start of each phase, as a fraction of the phase's
+optimizer steps in ``[0, 1)``; the cosine decay follows. ``"auto"``: a tenth of the
+steps, at most 100 (``docs/tuning.md``, round 13).""", _warmup),
     Param("weight_decay", 0.01, "float", "AdamW weight decay.",
           Number(lambda v: 0 <= v < math.inf, "a non-negative number")),
     Param("batch_size", 16, "int", "Series per batch.", Integer(1)),

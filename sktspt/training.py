@@ -26,7 +26,7 @@ from .views import make_views
 
 __all__ = [
     "AugmentedNetClassifier", "MaskedPretrainNet", "MaskedSigRegNet", "LeJEPANet", "WarmupCosine",
-    "layer_decay_groups",
+    "layer_decay_groups", "resolve_warmup",
 ]
 
 
@@ -44,6 +44,13 @@ class WarmupCosine:
         span = max(self.total_steps - self.warmup_steps, 1)
         progress = min((step - self.warmup_steps) / span, 1.0)
         return self.floor + (1.0 - self.floor) * 0.5 * (1.0 + math.cos(math.pi * progress))
+
+
+def resolve_warmup(warmup: float | str, steps: int) -> int:
+    """Warm-up steps of a phase of ``steps``: ``"auto"`` a tenth, at most 100; else a fraction."""
+    if warmup == "auto":
+        return min(steps // 10, 100)
+    return math.floor(float(warmup) * steps + 1e-9)
 
 
 def layer_decay_groups(lr: float, decay: float, depth: int) -> list[tuple[str, dict]]:

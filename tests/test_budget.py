@@ -4,6 +4,7 @@ import pytest
 from conftest import make_panel
 
 from sktspt import SPTClassifier, SPTPretrainer
+from sktspt.training import resolve_warmup
 
 TINY = dict(depth=1, d_model=16, n_heads=2, dim_feedforward=16, random_state=0)
 
@@ -31,7 +32,26 @@ def test_fixed_epochs_are_kept():
     assert (clf.pretrain_epochs_, clf.max_epochs_) == (2, 3)
 
 
+def _batch_lrs(history) -> list[float]:
+    return [batch["event_lr"] for epoch in history for batch in epoch["batches"]]
+
+
+@pytest.mark.parametrize("warmup, rising", [("auto", 3), (0.0, 1), (0.5, 15)])
+def test_warmup_is_the_rising_part_of_each_phase(warmup, rising):
+    X, y = make_panel(n=40)  # 3 steps an epoch: 30 per phase, "auto" warms up for 3
+    clf = SPTClassifier(pretrain_epochs=10, max_epochs=10, warmup=warmup, lr=1e-3,
+                        **TINY).fit(X, y)
+    for lrs in (_batch_lrs(clf.pretrain_history_), _batch_lrs(clf.history_)):
+        assert len(lrs) == 30
+        peak = lrs.index(max(lrs))
+        assert peak == rising - 1 and max(lrs) == pytest.approx(1e-3)
+        assert all(a < b for a, b in zip(lrs[:peak], lrs[1:peak + 1]))
+        assert all(a >= b for a, b in zip(lrs[peak:], lrs[peak + 1:]))
+
+
 @pytest.mark.parametrize("params, match", [
+    ({"warmup": 1.0}, 'warmup must be "auto" or a number in \\[0, 1\\)'),
+    ({"warmup": "long"}, 'warmup must be "auto" or a number in \\[0, 1\\)'),
     ({"auto_steps": 0}, "auto_steps must be a positive integer"),
     ({"auto_steps": 1.5}, "auto_steps must be a positive integer"),
     ({"max_epochs": "many"}, "max_epochs must be 'auto' or a non-negative integer"),
@@ -41,3 +61,9 @@ def test_bad_budgets_are_refused(params, match):
     X, y = make_panel(n=20)
     with pytest.raises(ValueError, match=match):
         SPTClassifier(**{**TINY, **params}).fit(X, y)
+
+
+def test_auto_warmup_is_a_tenth_of_the_steps_at_most_100():
+    assert resolve_warmup("auto", 30) == 3
+    assert resolve_warmup("auto", 2000) == 100  # the scratch control's two phases in one
+    assert resolve_warmup(0.3, 2000) == 600 and resolve_warmup(0.0, 1000) == 0
