@@ -20,11 +20,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 from .views import crop_resample, valid_lengths
 
-__all__ = ["Augmentation", "shift_series"]
+__all__ = ["Augmentation", "mixup", "shift_series"]
 
 
 def shift_series(X: torch.Tensor, fraction: torch.Tensor) -> torch.Tensor:
@@ -94,3 +95,25 @@ class Augmentation:
         if self.jitter_std > 0:
             X = X + self.jitter_std * torch.randn(n, c, t, **kw)
         return X
+
+
+def mixup(
+    X: torch.Tensor, alpha: float, generator: torch.Generator
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Mix each series of ``X`` ``(n, c, t)`` with another of the batch (Zhang et al. 2018).
+
+    Not label-preserving: the caller mixes the targets with the same weights. Series
+    ``i`` becomes ``lam[i] * X[i] + (1 - lam[i]) * X[partner[i]]`` with ``lam`` drawn from
+    ``Beta(alpha, alpha)`` and folded to ``[0.5, 1]``, so every series stays mostly itself
+    (its own valid length and padding). Where the partner is NaN (shorter, or missing
+    there) the series keeps its own value. Returns ``(mixed, partner, lam)``.
+    """
+    n = X.shape[0]
+    partner = torch.randperm(n, generator=generator, device=generator.device).to(X.device)
+    # torch's Beta sampler takes no generator: draw from numpy, seeded by the stream.
+    seed = int(torch.randint(0, 2**62, (1,), generator=generator, device=generator.device))
+    lam = np.random.default_rng(seed).beta(alpha, alpha, size=n)
+    lam = torch.as_tensor(np.maximum(lam, 1.0 - lam), dtype=X.dtype, device=X.device)
+    other = X[partner]
+    mixed = lam[:, None, None] * X + (1.0 - lam[:, None, None]) * other
+    return torch.where(torch.isnan(other), X, mixed), partner, lam

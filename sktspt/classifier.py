@@ -260,6 +260,7 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
             augmentation=self._augmentation(),
             augment_seed=seed + 2,  # pretraining's mask streams use seed and seed + 1
             exit_loss_weight=float(self.exit_loss_weight),
+            mixup_alpha=float(self.mixup),
             module__n_classes=len(self.classes_),
             criterion=torch.nn.CrossEntropyLoss,
             criterion__label_smoothing=float(self.label_smoothing),

@@ -17,6 +17,7 @@ from skorch import NeuralNet, NeuralNetClassifier
 from skorch.dataset import unpack_data
 from skorch.utils import TeeGenerator
 
+from .augment import mixup
 from .leap import record_layers
 from .masking import make_mask, random_crop
 from .nn.encoder import masked_mean
@@ -349,14 +350,18 @@ class AugmentedNetClassifier(SeededStepNet, NeuralNetClassifier):
 
     ``exit_loss_weight > 0`` adds that times the LEAP exit loss
     (:func:`sktspt.objectives.exit_loss`) on the pooled output of every encoder layer.
+
+    ``mixup_alpha > 0`` trains on mixed pairs of series (:func:`sktspt.augment.mixup`,
+    after the augmentation) against targets mixed with the same weights.
     """
 
     def __init__(self, *args, augmentation=None, augment_seed=0, exit_loss_weight=0.0,
-                 **kwargs):
+                 mixup_alpha=0.0, **kwargs):
         super().__init__(*args, **kwargs)
         self.augmentation = augmentation
         self.augment_seed = augment_seed
         self.exit_loss_weight = exit_loss_weight
+        self.mixup_alpha = mixup_alpha
 
     def stream_seed(self) -> int:
         return self.augment_seed
@@ -366,7 +371,7 @@ class AugmentedNetClassifier(SeededStepNet, NeuralNetClassifier):
         if y_pred.ndim == 3:
             n, members, k = y_pred.shape
             y_pred = y_pred.reshape(n * members, k)
-            y_true = y_true.to(y_pred.device).repeat_interleave(members)
+            y_true = y_true.to(y_pred.device).repeat_interleave(members, dim=0)
         return super().get_loss(y_pred, y_true, X=X, training=training)
 
     def random_step(self, batch, generator, training, **fit_params):
@@ -376,6 +381,10 @@ class AugmentedNetClassifier(SeededStepNet, NeuralNetClassifier):
             Xi, weight = Xi["X"], Xi["sample_weight"]
         if training and self.augmentation is not None:
             Xi = self.augmentation(Xi.to(self.device, non_blocking=True), generator)
+        alpha = float(getattr(self, "mixup_alpha", 0.0) or 0.0)
+        mixing = None
+        if training and alpha > 0:
+            Xi, *mixing = mixup(Xi.to(self.device, non_blocking=True), alpha, generator)
         exit_weight = float(getattr(self, "exit_loss_weight", 0.0) or 0.0)
         if exit_weight > 0:
             # The pooled states are computed as the block ends: under autocast too.
@@ -383,6 +392,8 @@ class AugmentedNetClassifier(SeededStepNet, NeuralNetClassifier):
                 y_pred = self.infer(Xi, **fit_params)
         else:
             y_pred = self.infer(Xi, **fit_params)
+        if mixing is not None:
+            yi, weight = self._mixed_targets(yi, weight, *mixing, n_classes=y_pred.shape[-1])
         loss = self.get_loss(y_pred, yi, X=Xi, training=training)
         if loss.ndim:  # per-series losses (criterion__reduction="none")
             if weight is not None:
@@ -392,3 +403,15 @@ class AugmentedNetClassifier(SeededStepNet, NeuralNetClassifier):
         if exit_weight > 0:
             loss = loss + exit_weight * exit_loss(pooled)
         return loss, y_pred
+
+    @staticmethod
+    def _mixed_targets(y, weight, partner, lam, n_classes: int):
+        """Class-probability targets (and series weights) mixed as their series were."""
+        y = y.to(lam.device)
+        onehot = torch.nn.functional.one_hot(y.long(), n_classes).to(lam.dtype)
+        lam = lam[:, None]
+        soft = lam * onehot + (1.0 - lam) * onehot[partner]
+        if weight is not None:
+            weight = weight.to(lam.device, lam.dtype)
+            weight = lam[:, 0] * weight + (1.0 - lam[:, 0]) * weight[partner]
+        return soft, weight

@@ -7,7 +7,7 @@ from conftest import make_panel
 from sklearn.base import clone
 
 from sktspt import SPTClassifier, SPTPretrainer
-from sktspt.augment import Augmentation, shift_series
+from sktspt.augment import Augmentation, mixup, shift_series
 from sktspt.training import AugmentedNetClassifier
 
 
@@ -138,3 +138,65 @@ def test_augment_must_be_a_bool_or_a_recipe(value, kind):
     X, y = make_panel(n=20, c=1, t=32, seed=0)
     with pytest.raises(kind, match="augment"):
         SPTClassifier(augment=value).fit(X, y)
+
+
+# --- mixup (fine-tuning only; not label-preserving, so the targets mix too) ----------------
+def test_mixup_mixes_pairs_with_the_larger_weight_on_each_series_itself():
+    X = torch.randn(8, 2, 20, generator=_gen(1))
+    mixed, partner, lam = mixup(X, 0.4, _gen(0))
+    assert sorted(partner.tolist()) == list(range(8))
+    assert ((lam >= 0.5) & (lam <= 1.0)).all() and lam.std() > 0
+    expected = lam[:, None, None] * X + (1 - lam[:, None, None]) * X[partner]
+    torch.testing.assert_close(mixed, expected)
+    again, partner2, _ = mixup(X, 0.4, _gen(0))
+    assert torch.equal(mixed, again) and torch.equal(partner, partner2)
+    assert not torch.equal(mixed, mixup(X, 0.4, _gen(1))[0])
+
+
+def test_mixup_keeps_own_values_where_the_partner_is_missing():
+    X = torch.randn(6, 1, 30, generator=_gen(2))
+    X[::2, :, 20:] = float("nan")  # every other series is shorter
+    mixed, partner, _ = mixup(X, 1.0, _gen(3))
+    assert torch.equal(torch.isnan(mixed), torch.isnan(X))  # own length and padding kept
+    partner_missing = torch.isnan(X[partner]) & ~torch.isnan(X)
+    assert partner_missing.any()
+    assert torch.equal(mixed[partner_missing], X[partner_missing])
+
+
+def test_mixed_targets_are_distributions_weighted_like_the_series():
+    y = torch.tensor([0, 1, 2, 1])
+    partner, lam = torch.tensor([1, 0, 3, 2]), torch.tensor([0.75, 0.5, 1.0, 0.9])
+    weight = torch.tensor([1.0, 3.0, 1.0, 1.0])
+    soft, mixed_weight = AugmentedNetClassifier._mixed_targets(y, weight, partner, lam, 3)
+    torch.testing.assert_close(soft.sum(1), torch.ones(4))
+    torch.testing.assert_close(soft[0], torch.tensor([0.75, 0.25, 0.0]))
+    torch.testing.assert_close(soft[2], torch.tensor([0.0, 0.0, 1.0]))
+    torch.testing.assert_close(mixed_weight, torch.tensor([1.5, 2.0, 1.0, 1.0]))
+
+
+def test_classifier_mixes_training_batches_only_and_stays_reproducible():
+    X, y = make_panel(n=40, c=1, t=32, seed=1)
+    kw = _tiny(pretrain_epochs=0, max_epochs=1, lr=1e-12, validation_fraction=0.2)
+    a = SPTClassifier(mixup=0.4, **kw).fit(X, y)
+    b = SPTClassifier(**kw).fit(X, y)
+    assert a.net_.mixup_alpha == 0.4 and b.net_.mixup_alpha == 0.0
+    assert a.history_[-1, "valid_loss"] == pytest.approx(b.history_[-1, "valid_loss"], rel=1e-5)
+    assert a.history_[-1, "train_loss"] != pytest.approx(b.history_[-1, "train_loss"], rel=1e-6)
+    fitted = SPTClassifier(**_tiny(mixup=0.4)).fit(X, y)
+    np.testing.assert_array_equal(fitted.predict_proba(X), clone(fitted).fit(X, y).predict_proba(X))
+
+
+def test_mixup_trains_ensembles_and_weighted_fits():
+    X, y = make_panel(n=30, c=2, t=32, seed=4)
+    weights = np.linspace(0.5, 2.0, len(y))
+    clf = SPTClassifier(**_tiny(mixup=0.2, n_estimators=2)).fit(X, y, sample_weight=weights)
+    proba = clf.predict_proba(X)
+    assert proba.shape == (30, len(np.unique(y))) and np.allclose(proba.sum(1), 1.0)
+    assert np.isfinite(clf.history_[:, "train_loss"]).all()
+
+
+@pytest.mark.parametrize("value", [-0.1, float("inf"), True])
+def test_mixup_must_be_a_non_negative_number(value):
+    X, y = make_panel(n=20, c=1, t=32, seed=0)
+    with pytest.raises(ValueError, match="mixup must be a non-negative number"):
+        SPTClassifier(**_tiny(mixup=value)).fit(X, y)
