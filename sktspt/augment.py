@@ -110,7 +110,8 @@ def mixup(
     """
     n = X.shape[0]
     partner = torch.randperm(n, generator=generator, device=generator.device).to(X.device)
-    # torch's Beta sampler takes no generator: draw from numpy, seeded by the stream.
+    # torch's Beta sampler takes no generator: draw from numpy, seeded by the stream (on a
+    # GPU that reads one number back per step, only when mixup is on).
     seed = int(torch.randint(0, 2**62, (1,), generator=generator, device=generator.device))
     lam = np.random.default_rng(seed).beta(alpha, alpha, size=n)
     lam = torch.as_tensor(np.maximum(lam, 1.0 - lam), dtype=X.dtype, device=X.device)
