@@ -122,14 +122,15 @@ class Integer:
 
 @dataclass(frozen=True)
 class Number:
-    """A number (not a bool) with ``valid(value)``; optionally also None."""
+    """A number (not a bool) with ``valid(value)``; optionally also None or ``"auto"``."""
 
     valid: Callable[[float], bool]
     what: str
     none: bool = False
+    auto: bool = False
 
     def __call__(self, name: str, value) -> None:
-        if value is None and self.none:
+        if value is None and self.none or isinstance(value, str) and value == "auto" and self.auto:
             return
         if not _is_number(value) or not self.valid(value):
             raise ValueError(f"{name} must be {self.what}, got {show(value)}.")
@@ -145,12 +146,6 @@ def _augment(name: str, value) -> None:
         Options(("stretch", "shift"), 'True, False, "stretch" or "shift"')(name, value)
     elif not isinstance(value, bool | np.bool_):
         raise TypeError(f'{name} must be True, False, "stretch" or "shift", got {show(value)}.')
-
-
-def _warmup(name: str, value) -> None:
-    if isinstance(value, str) and value == "auto":
-        return
-    Number(lambda v: 0 <= v < 1, '"auto" or a number in [0, 1)')(name, value)
 
 
 def _path_or_none(name: str, value) -> None:
@@ -327,7 +322,8 @@ enough updates, large ones are not over-trained (``docs/tuning.md``).""", Intege
     Param("warmup", "auto", 'float or "auto"', """
 Linear learning-rate warm-up at the start of each phase, as a fraction of the phase's
 optimizer steps in ``[0, 1)``; the cosine decay follows. ``"auto"``: a tenth of the
-steps, at most 100 (``docs/tuning.md``, round 13).""", _warmup),
+steps, at most 100 (``docs/tuning.md``, round 13).""",
+          Number(lambda v: 0 <= v < 1, '"auto" or a number in [0, 1)', auto=True)),
     Param("weight_decay", 0.01, "float", "AdamW weight decay.",
           Number(lambda v: 0 <= v < math.inf, "a non-negative number")),
     Param("batch_size", 16, "int", "Series per batch.", Integer(1)),
