@@ -125,7 +125,7 @@ CONFIGS["r13_ff256"] = {**CONFIGS["r11_base"], "dim_feedforward": 256}
 CONFIGS["r13_wd0"] = {**CONFIGS["r11_base"], "weight_decay": 0.0}
 # Round 14: knobs the package already has that were never cross-validated at these defaults.
 # Random windows in pretraining only (fine-tuning, which perturbation has hurt, sees whole
-# series); eight and two heads; half the width (half the fit time, room for members);
+# series); eight and two heads; half the width (would it free fit time for members?);
 # i.i.d. rather than span masking at ratio 0.7; learned absolute positions.
 CONFIGS["r14_crops50"] = {**CONFIGS["r11_base"], "pretrain_crops": 0.5}
 CONFIGS["r14_heads8"] = {**CONFIGS["r11_base"], "n_heads": 8}
