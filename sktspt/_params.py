@@ -98,6 +98,11 @@ class Options:
             raise ValueError(f"{name} must be {what}, got {value!r}.")
 
 
+def _special(value, none: bool, auto: bool) -> bool:
+    """Whether ``value`` is None or ``"auto"`` and the constraint takes it."""
+    return value is None and none or isinstance(value, str) and value == "auto" and auto
+
+
 @dataclass(frozen=True)
 class Integer:
     """An integer ``>= low``; optionally also None or ``"auto"``."""
@@ -108,7 +113,7 @@ class Integer:
     what: str | None = None
 
     def __call__(self, name: str, value) -> None:
-        if value is None and self.none or isinstance(value, str) and value == "auto" and self.auto:
+        if _special(value, self.none, self.auto):
             return
         if not _is_int(value) or value < self.low:
             raise ValueError(f"{name} must be {self._what()}, got {show(value)}.")
@@ -130,7 +135,7 @@ class Number:
     auto: bool = False
 
     def __call__(self, name: str, value) -> None:
-        if value is None and self.none or isinstance(value, str) and value == "auto" and self.auto:
+        if _special(value, self.none, self.auto):
             return
         if not _is_number(value) or not self.valid(value):
             raise ValueError(f"{name} must be {self.what}, got {show(value)}.")
