@@ -136,15 +136,28 @@ CONFIGS["r14_learned"] = {**CONFIGS["r11_base"], "positional": "learned"}
 # Ensembles were last cross-validated at mask ratio 0.5 (round 7); three members at today's
 # defaults, on the three datasets where a member fits in under two minutes a fold.
 CONFIGS["r14_e3"] = {**CONFIGS["r11_base"], "n_estimators": 3}
+# Round 15: pretraining's length alone (fine-tuning keeps its 1000 steps), and no positions
+# at all (the convolutional stem's zero padding is then the only cue to where a token lies).
+CONFIGS["r15_pre2000"] = {**CONFIGS["r11_base"], "pretrain_steps": 2000}
+CONFIGS["r15_pre500"] = {**CONFIGS["r11_base"], "pretrain_steps": 500}
+CONFIGS["r15_nopos"] = {**CONFIGS["r11_base"], "positional": "none"}
 
 
 def load(name: str):
     return load_UCR_UEA_dataset(name, split="train", return_X_y=True, return_type="numpy3D")
 
 
-def estimator_params(config: dict, n_timepoints: int) -> dict:
-    """``SPTClassifier`` parameters of a config, its token and span counts made sizes."""
+def estimator_params(config: dict, n_timepoints: int, n_train: int) -> dict:
+    """``SPTClassifier`` parameters of a config, its token, span and step counts made sizes.
+
+    ``pretrain_steps`` (pretraining's optimizer steps alone; fine-tuning keeps
+    ``auto_steps``) becomes the ``pretrain_epochs`` that give them on ``n_train`` series.
+    """
     params = dict(config)
+    steps = params.pop("pretrain_steps", None)
+    if steps:
+        per_epoch = int(np.ceil(n_train / params.get("batch_size", 16)))
+        params["pretrain_epochs"] = int(np.ceil(steps / per_epoch))
     tokens = params.pop("patch_tokens", None)
     if tokens:
         params["patch_size"] = max(1, int(np.ceil(n_timepoints / tokens)))
@@ -157,8 +170,13 @@ def estimator_params(config: dict, n_timepoints: int) -> dict:
 
 def fit_score(params: dict, X, y, train, test, scratch: bool, seed: int) -> float:
     torch.set_num_threads(1)
-    params = estimator_params(params, X.shape[2])
-    if scratch:  # the same network at equal optimizer steps (equal epochs for fixed counts)
+    params = dict(params)
+    if scratch and "pretrain_steps" in params:  # equal steps: both phases' in one
+        params["auto_steps"] = params.get("auto_steps", 1000) + params.pop("pretrain_steps")
+        params["pretrain_epochs"] = 0
+    params = estimator_params(params, X.shape[2], len(y[train]))
+    if scratch and params.get("pretrain_epochs") != 0:  # the same network at equal optimizer
+        # steps (equal epochs for fixed counts)
         pre, fine = params.get("pretrain_epochs", 100), params.get("max_epochs", 100)
         if pre == "auto" and fine == "auto":
             params["auto_steps"] = 2 * params.get("auto_steps", 2000)

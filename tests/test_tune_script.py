@@ -63,6 +63,34 @@ def test_span_patches_become_a_mean_span_in_steps(monkeypatch):
     assert seen["mean_span"] == 3 * 4  # patch_size="auto" resolves to ceil(100 / 32) too
 
 
+def test_pretrain_steps_become_epochs_and_scratch_gets_both_phases(monkeypatch):
+    tune = load_benchmark("tune")
+    seen = {}
+
+    class Capture:
+        def __init__(self, **params):
+            seen.clear()
+            seen.update(params)
+
+        def fit(self, X, y):
+            return self
+
+        def score(self, X, y):
+            return 1.0
+
+    monkeypatch.setattr(tune, "SPTClassifier", Capture)
+    X, y = np.zeros((40, 1, 100)), np.arange(40) % 2
+    config = {"pretrain_epochs": "auto", "max_epochs": "auto", "auto_steps": 1000,
+              "pretrain_steps": 500}
+    train = np.arange(34)  # 3 batches of 16 an epoch
+    tune.fit_score(config, X, y, train, np.arange(34, 40), scratch=False, seed=0)
+    assert seen["pretrain_epochs"] == 167 and seen["auto_steps"] == 1000  # ceil(500 / 3)
+    assert seen["max_epochs"] == "auto" and "pretrain_steps" not in seen
+    tune.fit_score(config, X, y, train, np.arange(34, 40), scratch=True, seed=0)
+    assert seen["pretrain_epochs"] == 0 and seen["auto_steps"] == 1500  # equal total steps
+    assert config["pretrain_steps"] == 500 and config["auto_steps"] == 1000  # left alone
+
+
 def test_current_base_config_is_the_package_defaults():
     """Later rounds compare against ``r11_base``; it must stay what ``SPTClassifier()`` does."""
     from sktspt import SPTClassifier
@@ -71,7 +99,7 @@ def test_current_base_config_is_the_package_defaults():
     tune = load_benchmark("tune")
     defaults = SPTClassifier().get_params()
     for n_timepoints in (24, 251, 1460):
-        params = tune.estimator_params(tune.CONFIGS["r11_base"], n_timepoints)
+        params = tune.estimator_params(tune.CONFIGS["r11_base"], n_timepoints, 100)
         assert params
         for key, value in params.items():
             if key == "patch_size":
