@@ -342,6 +342,13 @@ Below 1 the lower layers keep more of what pretraining taught them (BEiT, MAE).
 1 trains every weight at ``lr``: 0.75 cost 3 points in training-split CV at the
 default step budget (``docs/tuning.md``, round 8).""",
           Number(lambda v: 0 < v <= 1, "a number in (0, 1]"), roles=(CLASSIFIER,)),
+    Param("reinit_layers", 0, "int", """
+Top encoder layers (at most ``depth``) that start fine-tuning from fresh random
+weights instead of pretrained ones. The top layers of a pretrained encoder are the
+ones specialised to reconstruction; re-initialising them helps few-sample BERT
+fine-tuning (Zhang et al. 2021). 0 keeps every pretrained layer
+(``docs/tuning.md``, round 15). No effect without pretraining.""",
+          Integer(0), roles=(CLASSIFIER,)),
     Param("augment", False, 'bool or {"stretch", "shift"}', """
 Train on random variants of each batch (:class:`~sktspt.augment.Augmentation`):
 ``True`` or ``"stretch"`` crops a window of 80-100 % and stretches it back, ``"shift"``
@@ -514,6 +521,15 @@ def leap_needs_one_network(est) -> None:
         )
 
 
+def _reinit_within_depth(est) -> None:
+    layers = getattr(est, "reinit_layers", 0)
+    if layers > est.depth:
+        raise ValueError(
+            f"reinit_layers={layers} exceeds depth={est.depth}: at most every layer can "
+            "be re-initialised."
+        )
+
+
 def _lighthouse(est) -> None:
     from .nn.lighthouse import check_attention_params
 
@@ -523,6 +539,7 @@ def _lighthouse(est) -> None:
 #: Checks of combinations, run after every parameter passed its own constraint.
 RELATIONS: tuple[Callable[[Any], None], ...] = (
     _heads_divide_width, _ensembles_pretrain_masked, leap_needs_one_network, _lighthouse,
+    _reinit_within_depth,
 )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import re
 import warnings
 
 import numpy as np
@@ -24,6 +25,10 @@ from .precision import autocast_dtype
 from .training import AugmentedNetClassifier, layer_decay_groups
 
 __all__ = ["SPTClassifier"]
+
+#: The layer index in an encoder's state-dict key (``layers.2.attn.qkv.weight``, or
+#: ``1.layers.2...`` for an ensemble member's encoder).
+_LAYER_KEY = re.compile(r"(?:^|\.)layers\.(\d+)\.")
 
 #: Parameters that a fitted ``pretrainer`` fixes (its architecture and input handling).
 _PRETRAINER_PARAMS = (
@@ -137,7 +142,7 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
             )
             net.initialize()
             if encoder_state is not None:
-                net.module_.encoder.load_state_dict(encoder_state)
+                self._load_pretrained(net.module_.encoder, encoder_state)
             if self.max_epochs_ > 0:
                 X_fit = Xp if weights is None else {"X": Xp, "sample_weight": weights}
                 self._train(net, X_fit, y_enc, self.max_epochs_, "fine-tuning")
@@ -148,6 +153,15 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
 
     def _n_members(self) -> int:
         return int(self.n_estimators)
+
+    def _load_pretrained(self, encoder: torch.nn.Module, state: dict) -> None:
+        """Load the pretrained ``state``, but keep the fresh weights of the top
+        ``reinit_layers`` layers (of every member's encoder in an ensemble)."""
+        index = {k: int(m.group(1)) for k in state if (m := _LAYER_KEY.search(k))}
+        depth = 1 + max(index.values(), default=-1)
+        top = range(depth - int(self.reinit_layers), depth)
+        fresh = {k: v.clone() for k, v in encoder.state_dict().items() if index.get(k) in top}
+        encoder.load_state_dict({**state, **fresh})
 
     def _set_classes(self, classes: np.ndarray) -> None:
         """``classes_`` (as fit stores them: distinct and sorted) of a restored classifier."""

@@ -1,4 +1,4 @@
-"""layer_decay: layer-wise learning-rate decay in fine-tuning."""
+"""Fine-tuning options: layer_decay (layer-wise learning-rate decay) and reinit_layers."""
 
 import numpy as np
 import pytest
@@ -72,3 +72,43 @@ def test_a_decayed_model_round_trips(tmp_path):
     back.set_params(warm_start=True, max_epochs=1).fit(X, Y)
     assert len(back.net_.optimizer_.param_groups) == 4
     assert torch.isfinite(torch.as_tensor(back.predict_proba(X))).all()
+
+
+def _layer_weights(encoder, layer: int) -> list[torch.Tensor]:
+    return [p.detach().clone() for p in encoder.layers[layer].parameters()]
+
+
+def _same(a, b) -> bool:
+    return all(torch.equal(x, y) for x, y in zip(a, b))
+
+
+@pytest.mark.parametrize("reinit", [0, 1, 2])
+def test_reinit_layers_keeps_the_lower_pretrained_layers_only(reinit):
+    from sktspt import SPTPretrainer
+
+    pre = SPTPretrainer(depth=3, max_epochs=2, **TINY).fit(X)
+    clf = SPTClassifier(depth=3, pretrainer=pre, max_epochs=0, reinit_layers=reinit,
+                        **TINY).fit(X, Y)
+    scratch = SPTClassifier(depth=3, pretrain_epochs=0, max_epochs=0, **TINY).fit(X, Y)
+    for layer in range(3):
+        pretrained = _same(_layer_weights(clf.encoder_, layer), _layer_weights(pre.encoder_, layer))
+        fresh = _same(_layer_weights(clf.encoder_, layer), _layer_weights(scratch.encoder_, layer))
+        # the top `reinit` layers hold the untrained initial weights, the rest pretrained ones
+        assert (pretrained, fresh) == ((False, True) if layer >= 3 - reinit else (True, False))
+    assert _same(clf.encoder_.embed.parameters(), pre.encoder_.embed.parameters())
+
+
+def test_reinit_layers_reaches_every_ensemble_member():
+    clf = SPTClassifier(depth=2, pretrain_epochs=2, max_epochs=0, n_estimators=2, reinit_layers=1,
+                        **TINY).fit(X, Y)
+    kept = SPTClassifier(depth=2, pretrain_epochs=2, max_epochs=0, n_estimators=2, **TINY).fit(X, Y)
+    for fitted, reference in zip(clf.encoder_, kept.encoder_):
+        assert _same(_layer_weights(fitted, 0), _layer_weights(reference, 0))
+        assert not _same(_layer_weights(fitted, 1), _layer_weights(reference, 1))
+
+
+def test_reinit_layers_must_fit_within_depth():
+    with pytest.raises(ValueError, match="reinit_layers=3 exceeds depth=2"):
+        SPTClassifier(depth=2, reinit_layers=3, **TINY).fit(X, Y)
+    with pytest.raises(ValueError, match="reinit_layers must be a non-negative integer"):
+        SPTClassifier(reinit_layers=-1, **TINY).fit(X, Y)
