@@ -38,32 +38,9 @@ def test_compare_names_a_missing_baseline(tmp_path):
         tune.compare(str(path), "nope")
 
 
-def test_span_patches_become_a_mean_span_in_steps(monkeypatch):
-    tune = load_benchmark("tune")
-    seen = {}
-
-    class Capture:
-        def __init__(self, **params):
-            seen.update(params)
-
-        def fit(self, X, y):
-            return self
-
-        def score(self, X, y):
-            return 1.0
-
-    monkeypatch.setattr(tune, "SPTClassifier", Capture)
-    X, y = np.zeros((6, 1, 100)), np.arange(6) % 2
-    tune.fit_score({"patch_tokens": 32, "span_patches": 2}, X, y, slice(None), slice(None),
-                   scratch=False, seed=0)
-    assert seen["patch_size"] == 4 and seen["mean_span"] == 8  # ceil(100 / 32) = 4 steps
-    assert "span_patches" not in seen and "patch_tokens" not in seen
-    seen.clear()
-    tune.fit_score({"span_patches": 3}, X, y, slice(None), slice(None), scratch=False, seed=0)
-    assert seen["mean_span"] == 3 * 4  # patch_size="auto" resolves to ceil(100 / 32) too
-
-
-def test_pretrain_steps_become_epochs_and_scratch_gets_both_phases(monkeypatch):
+@pytest.fixture
+def captured(monkeypatch):
+    """``(tune, seen)``: tune.py whose fits only record the parameters of the last one."""
     tune = load_benchmark("tune")
     seen = {}
 
@@ -79,6 +56,22 @@ def test_pretrain_steps_become_epochs_and_scratch_gets_both_phases(monkeypatch):
             return 1.0
 
     monkeypatch.setattr(tune, "SPTClassifier", Capture)
+    return tune, seen
+
+
+def test_span_patches_become_a_mean_span_in_steps(captured):
+    tune, seen = captured
+    X, y = np.zeros((6, 1, 100)), np.arange(6) % 2
+    tune.fit_score({"patch_tokens": 32, "span_patches": 2}, X, y, slice(None), slice(None),
+                   scratch=False, seed=0)
+    assert seen["patch_size"] == 4 and seen["mean_span"] == 8  # ceil(100 / 32) = 4 steps
+    assert "span_patches" not in seen and "patch_tokens" not in seen
+    tune.fit_score({"span_patches": 3}, X, y, slice(None), slice(None), scratch=False, seed=0)
+    assert seen["mean_span"] == 3 * 4  # patch_size="auto" resolves to ceil(100 / 32) too
+
+
+def test_pretrain_steps_become_epochs_and_scratch_gets_both_phases(captured):
+    tune, seen = captured
     X, y = np.zeros((40, 1, 100)), np.arange(40) % 2
     config = {"pretrain_epochs": "auto", "max_epochs": "auto", "auto_steps": 1000,
               "pretrain_steps": 500}
