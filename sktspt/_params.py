@@ -522,10 +522,13 @@ def leap_needs_one_network(est) -> None:
 
 
 def _reinit_within_depth(est) -> None:
+    """``reinit_layers`` within the depth of the network (a fitted pretrainer's, if given)."""
     layers = getattr(est, "reinit_layers", 0)
-    if layers > est.depth:
+    pretrainer = getattr(est, "pretrainer", None)
+    depth = est.depth if pretrainer is None else getattr(pretrainer, "depth", est.depth)
+    if layers > depth:
         raise ValueError(
-            f"reinit_layers={layers} exceeds depth={est.depth}: at most every layer can "
+            f"reinit_layers={layers} exceeds depth={depth}: at most every layer can "
             "be re-initialised."
         )
 

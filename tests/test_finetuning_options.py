@@ -110,5 +110,12 @@ def test_reinit_layers_reaches_every_ensemble_member():
 def test_reinit_layers_must_fit_within_depth():
     with pytest.raises(ValueError, match="reinit_layers=3 exceeds depth=2"):
         SPTClassifier(depth=2, reinit_layers=3, **TINY).fit(X, Y)
+    from sktspt import SPTPretrainer
+
+    deep = SPTPretrainer(depth=4, max_epochs=1, **TINY).fit(X)  # the pretrainer's depth counts
+    clf = SPTClassifier(pretrainer=deep, reinit_layers=4, max_epochs=0, **TINY).fit(X, Y)
+    assert len(clf.encoder_.layers) == 4
+    with pytest.raises(ValueError, match="reinit_layers=5 exceeds depth=4"):
+        SPTClassifier(pretrainer=deep, reinit_layers=5, **TINY).fit(X, Y)
     with pytest.raises(ValueError, match="reinit_layers must be a non-negative integer"):
         SPTClassifier(reinit_layers=-1, **TINY).fit(X, Y)
