@@ -151,7 +151,9 @@ def estimator_params(config: dict, n_timepoints: int, n_train: int) -> dict:
     """``SPTClassifier`` parameters of a config, its token, span and step counts made sizes.
 
     ``pretrain_steps`` (pretraining's optimizer steps alone; fine-tuning keeps
-    ``auto_steps``) becomes the ``pretrain_epochs`` that give them on ``n_train`` series.
+    ``auto_steps``) becomes the ``pretrain_epochs`` that give them on ``n_train`` series,
+    by the package's ``"auto"`` rule without a validation split (no config here holds one
+    out).
     """
     params = dict(config)
     steps = params.pop("pretrain_steps", None)
@@ -171,12 +173,13 @@ def estimator_params(config: dict, n_timepoints: int, n_train: int) -> dict:
 def fit_score(params: dict, X, y, train, test, scratch: bool, seed: int) -> float:
     torch.set_num_threads(1)
     params = dict(params)
-    if scratch and "pretrain_steps" in params:  # equal steps: both phases' in one
+    if scratch and "pretrain_steps" in params:  # both phases' steps in fine-tuning alone
         params["auto_steps"] = params.get("auto_steps", 1000) + params.pop("pretrain_steps")
         params["pretrain_epochs"] = 0
     params = estimator_params(params, X.shape[2], len(y[train]))
-    if scratch and params.get("pretrain_epochs") != 0:  # the same network at equal optimizer
-        # steps (equal epochs for fixed counts)
+    # The same network from scratch at equal optimizer steps (equal epochs for fixed counts);
+    # a pretrain_steps config was made a scratch one above.
+    if scratch and params.get("pretrain_epochs") != 0:
         pre, fine = params.get("pretrain_epochs", 100), params.get("max_epochs", 100)
         if pre == "auto" and fine == "auto":
             params["auto_steps"] = 2 * params.get("auto_steps", 2000)

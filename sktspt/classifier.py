@@ -155,8 +155,11 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         return int(self.n_estimators)
 
     def _load_pretrained(self, encoder: torch.nn.Module, state: dict) -> None:
-        """Load the pretrained ``state``, but keep the fresh weights of the top
-        ``reinit_layers`` layers (of every member's encoder in an ensemble)."""
+        """Load the pretrained ``state`` except the top ``reinit_layers`` layers.
+
+        Those keep the fresh weights the net was initialised with (in every member's
+        encoder, for an ensemble).
+        """
         index = {k: int(m.group(1)) for k in state if (m := _LAYER_KEY.search(k))}
         depth = 1 + max(index.values(), default=-1)
         top = range(depth - int(self.reinit_layers), depth)

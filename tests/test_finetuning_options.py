@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from sktspt import SPTClassifier, load
+from sktspt import SPTClassifier, SPTPretrainer, load
 from sktspt.training import layer_decay_groups
 
 TINY = dict(d_model=8, n_heads=2, dim_feedforward=8, dropout=0.0, random_state=0, batch_size=8)
@@ -84,8 +84,6 @@ def _same(a, b) -> bool:
 
 @pytest.mark.parametrize("reinit", [0, 1, 2])
 def test_reinit_layers_keeps_the_lower_pretrained_layers_only(reinit):
-    from sktspt import SPTPretrainer
-
     pre = SPTPretrainer(depth=3, max_epochs=2, **TINY).fit(X)
     clf = SPTClassifier(depth=3, pretrainer=pre, max_epochs=0, reinit_layers=reinit,
                         **TINY).fit(X, Y)
@@ -110,8 +108,6 @@ def test_reinit_layers_reaches_every_ensemble_member():
 def test_reinit_layers_must_fit_within_depth():
     with pytest.raises(ValueError, match="reinit_layers=3 exceeds depth=2"):
         SPTClassifier(depth=2, reinit_layers=3, **TINY).fit(X, Y)
-    from sktspt import SPTPretrainer
-
     deep = SPTPretrainer(depth=4, max_epochs=1, **TINY).fit(X)  # the pretrainer's depth counts
     clf = SPTClassifier(pretrainer=deep, reinit_layers=4, max_epochs=0, **TINY).fit(X, Y)
     assert len(clf.encoder_.layers) == 4
