@@ -141,6 +141,9 @@ CONFIGS["r14_e3"] = {**CONFIGS["r11_base"], "n_estimators": 3}
 CONFIGS["r15_pre2000"] = {**CONFIGS["r11_base"], "pretrain_steps": 2000}
 CONFIGS["r15_pre500"] = {**CONFIGS["r11_base"], "pretrain_steps": 500}
 CONFIGS["r15_nopos"] = {**CONFIGS["r11_base"], "positional": "none"}
+# Round 16: the series' slopes beside it (MultiRocket's and HIVE-COTE 2's first differences).
+CONFIGS["r16_differences"] = {**CONFIGS["r11_base"], "differences": 1}
+CONFIGS["r16_differences2"] = {**CONFIGS["r11_base"], "differences": 2}
 
 
 def load(name: str):

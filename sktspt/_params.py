@@ -58,7 +58,7 @@ BOTH = (CLASSIFIER, PRETRAINER)
 #: The parameters that shape the network, after the input (``encoder_kwargs_``).
 ARCHITECTURE = (
     "d_model", "depth", "n_heads", "dim_feedforward", "dropout", "positional", "architecture",
-    "tokenizer",
+    "tokenizer", "differences",
 )
 #: Parameters that stay positional; the others are keyword-only.
 N_POSITIONAL = 4
@@ -271,6 +271,13 @@ keeps about 32 tokens per series, so long series stay cheap.""",
 convolution per patch; ``"patch"``: one linear map per patch
 (:mod:`sktspt.nn.tokenizers`). The convolutional stem won training-split CV by
 about 4 points, most on OSULeaf (``docs/tuning.md``).""", Options(TOKENIZERS)),
+    Param("differences", 0, "int", """
+Orders of differences the tokenizer reads beside each channel: 1 adds the
+first differences (slopes), 2 also their differences
+(:mod:`sktspt.nn.differences`). MultiRocket and HIVE-COTE 2 read slopes beside
+the series; reconstruction still targets the input values, and a hidden value
+stays hidden in every difference. 0 reads the series alone
+(``docs/tuning.md``, round 16).""", Integer(0)),
     Param("positional", "sinusoidal", '{"sinusoidal", "learned", "rotary", "alibi", "none"}', """
 Positional encoding. ``rotary`` and ``alibi`` are relative (locality priors).""",
           Options(POSITIONALS)),

@@ -32,8 +32,8 @@ _LAYER_KEY = re.compile(r"(?:^|\.)layers\.(\d+)\.")
 
 #: Parameters that a fitted ``pretrainer`` fixes (its architecture and input handling).
 _PRETRAINER_PARAMS = (
-    "depth", "d_model", "n_heads", "dim_feedforward", "patch_size", "tokenizer", "positional",
-    "architecture", "normalize",
+    "depth", "d_model", "n_heads", "dim_feedforward", "patch_size", "tokenizer", "differences",
+    "positional", "architecture", "normalize",
 )
 
 

@@ -89,8 +89,9 @@ def _estimator_classes() -> dict:
 
 
 #: Parameters added after the first saved format, with the behaviour files without them had
-#: (``tokenizer`` arrived with the convolutional stem, which became the default at once).
-_BEFORE_PARAMETER = {"tokenizer": "patch"}
+#: (``tokenizer`` arrived with the convolutional stem, which became the default at once;
+#: ``differences`` with the difference view).
+_BEFORE_PARAMETER = {"tokenizer": "patch", "differences": 0}
 
 
 def _version() -> str:

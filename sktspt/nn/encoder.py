@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from .differences import DifferenceView
 from .layers import EncoderLayer, SelfAttention
 from .positional import POSITIONALS, LearnedPosition, SinusoidalPosition
 from .tokenizers import PatchEmbedding, make_tokenizer, patchify, unpatchify
@@ -27,6 +28,8 @@ class TransformerEncoder(nn.Module):
     ``tokenizer`` picks how tokens are made (:mod:`sktspt.nn.tokenizers`);
     ``architecture`` picks the layer: ``"transformer"`` (:class:`EncoderLayer`),
     ``"crate"`` or ``"attention_only"`` (white-box layers, :mod:`sktspt.nn.whitebox`).
+    ``differences`` > 0 lets the tokenizer read each channel's differences of order
+    ``1 .. differences`` beside it (:mod:`sktspt.nn.differences`).
     """
 
     def __init__(
@@ -42,6 +45,7 @@ class TransformerEncoder(nn.Module):
         positional: str = "sinusoidal",
         architecture: str = "transformer",
         tokenizer: str = "patch",
+        differences: int = 0,
     ):
         super().__init__()
         if positional not in POSITIONALS:
@@ -49,7 +53,8 @@ class TransformerEncoder(nn.Module):
         self.n_channels = n_channels
         self.patch_size = patch_size
         self.d_model = d_model
-        self.embed = make_tokenizer(tokenizer, n_channels, patch_size, d_model)
+        self.difference_view = DifferenceView(differences) if differences else None
+        self.embed = make_tokenizer(tokenizer, n_channels * (1 + differences), patch_size, d_model)
         if positional == "sinusoidal":
             self.position = SinusoidalPosition(d_model)
         elif positional == "learned":
@@ -65,6 +70,8 @@ class TransformerEncoder(nn.Module):
     def tokens(self, x: torch.Tensor, available: torch.Tensor, observed: torch.Tensor):
         """Embedded tokens with positions, and which tokens are not padding."""
         keep = patchify(observed.to(x.dtype), self.patch_size).amax(dim=-1) > 0
+        if self.difference_view is not None:
+            x, available = self.difference_view(x, available)
         return self.position(self.embed(x, available)), keep
 
     def forward(self, x: torch.Tensor, available: torch.Tensor, observed: torch.Tensor):
