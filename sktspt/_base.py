@@ -25,6 +25,7 @@ from .callbacks import FiniteLoss
 from .data import InputSpec, PanelInfo, check_panel
 from .loaders import TensorBatchIterator
 from .masking import resolve_masking
+from .nn.differences import fit_scales
 from .nn.ensemble import Ensemble
 from .nn.heads import LeJEPAModel, ReconstructionModel
 from .nn.lighthouse import LighthouseSchedule, check_attention_params
@@ -437,10 +438,10 @@ class SPTBase(BaseEstimator):
     ) -> MaskedPretrainNet:
         """Self-pretraining on prepared (normalised) X, with ``pretrain_objective``."""
         net = self._build_net("pretrain", len(X), seed, epochs, callbacks=callbacks, phase=phase)
+        net.initialize()
+        fit_scales(net.module_, X)
         if epochs > 0:
             self._train(net, X, None, epochs, "pretraining")
-        else:
-            net.initialize()
         return net
 
     def _build_net(

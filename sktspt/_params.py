@@ -274,9 +274,9 @@ about 4 points, most on OSULeaf (``docs/tuning.md``).""", Options(TOKENIZERS)),
     Param("differences", 0, "int", """
 Orders of differences the tokenizer reads beside each channel: 1 adds the
 first differences (slopes), 2 also their differences
-(:mod:`sktspt.nn.differences`). MultiRocket and HIVE-COTE 2 read slopes beside
-the series; reconstruction still targets the input values, and a hidden value
-stays hidden in every difference. 0 reads the series alone
+(:mod:`sktspt.nn.differences`), as MultiRocket and HIVE-COTE 2 read slopes
+beside the series. Pretraining reconstructs hidden values and hidden slopes; a
+hidden value stays hidden in every difference. 0 reads the series alone
 (``docs/tuning.md``, round 16).""", Integer(0)),
     Param("positional", "sinusoidal", '{"sinusoidal", "learned", "rotary", "alibi", "none"}', """
 Positional encoding. ``rotary`` and ``alibi`` are relative (locality priors).""",

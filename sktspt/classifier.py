@@ -19,6 +19,7 @@ from ._params import CLASSIFIER, check_value, declare_params
 from ._params import show as _show
 from .data import check_finite_output, check_labels, check_panel
 from .leap import check_exit_params, early_exit_infer
+from .nn.differences import fit_scales
 from .nn.ensemble import mean_member_proba
 from .nn.heads import ClassificationModel
 from .precision import autocast_dtype
@@ -143,6 +144,8 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
             net.initialize()
             if encoder_state is not None:
                 self._load_pretrained(net.module_.encoder, encoder_state)
+            else:
+                fit_scales(net.module_, Xp)
             if self.max_epochs_ > 0:
                 X_fit = Xp if weights is None else {"X": Xp, "sample_weight": weights}
                 self._train(net, X_fit, y_enc, self.max_epochs_, "fine-tuning")

@@ -90,7 +90,7 @@ class SPTPretrainer(EmbeddingTransformerMixin, SPTBase):
             xb = torch.from_numpy(Xp).to(self._device)
             out = module(xb, None if h is None else h.to(self._device))
         length = check_panel(X)[1].n_timepoints
-        out = out[..., :length].cpu().numpy()
+        out = out[:, : self.n_channels_, :length].cpu().numpy()  # the values, not slopes
         # Time points after the panel's last observed value were dropped as padding.
         pad = length - out.shape[-1]
         return np.pad(out, ((0, 0), (0, 0), (0, pad)), constant_values=np.nan) if pad else out

@@ -227,7 +227,8 @@ class MaskedPretrainNet(SeededStepNet):
             Xi = random_crop(Xi, self.min_crop, generator)
         hidden = self.draw_mask(Xi, generator)
         y_pred = self.infer({"X": Xi, "hidden": hidden}, **fit_params)
-        loss = masked_reconstruction_loss(y_pred, Xi, hidden, self.loss)
+        target, scored = self.module_.targets(Xi, hidden)
+        loss = masked_reconstruction_loss(y_pred, target, scored, self.loss)
         return loss, y_pred
 
 

@@ -1,32 +1,34 @@
 """Differences of a series as extra input channels (the ``differences`` parameter).
 
 MultiRocket and HIVE-COTE 2 read each series' first differences beside the series:
-classes that differ in slope rather than level (a hand drawing a gun quickly or slowly)
-separate more easily there. :class:`DifferenceView` appends differences of order ``1 ..
-K`` to the tokenizer's input, inside the network, so that
+classes that differ in slope rather than level separate more easily there.
+:class:`DifferenceView` appends differences of order ``1 .. K`` to the tokenizer's
+input, inside the network, so that
 
 - a difference is available only where both of its steps are: values hidden by
-  pretraining's masks stay hidden in every view, and reconstruction (which targets the
-  input values alone) cannot read them back from a slope;
-- nothing is fitted: each difference series is divided by its root mean square over its
-  available steps, so slopes reach the tokenizer on the scale of the values whatever the
-  sampling rate, and a series' own steps alone set its scale.
+  pretraining's masks stay hidden in every view, and no slope gives a hidden value away;
+- pretraining reconstructs the hidden slopes as well as the hidden values
+  (:meth:`~sktspt.nn.heads.ReconstructionModel.targets`). Reconstructing the values alone
+  lost 3–5 points in training-split CV (``docs/tuning.md``, round 16): the slopes then
+  only make the task easier, and asking for them is what teaches shape;
+- each channel's differences are divided by their root mean square over the training
+  panel (:func:`fit_scales`, part of the weights as a buffer), so slopes reach the
+  tokenizer on the scale of the values whatever the sampling rate, and steep and gentle
+  series keep their difference. A per-series scale would follow pretraining's masks and
+  differ between pretraining and fine-tuning.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 from torch import nn
 
-__all__ = ["DifferenceView", "difference"]
-
-#: Floor of a difference series' root mean square (values are normalised, so of order 1):
-#: a constant series keeps zero slopes rather than amplified rounding noise.
-RMS_FLOOR = 1e-4
+__all__ = ["DifferenceView", "difference", "fit_scales"]
 
 
 def difference(x: torch.Tensor, available: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """First differences of ``x`` ``(n, c, t)`` along time, scaled to unit RMS per series.
+    """First differences of ``x`` ``(n, c, t)`` along time, and where they are available.
 
     Step 0 and every step whose predecessor (or itself) is unavailable are unavailable,
     with value 0, as the tokenizers expect.
@@ -35,31 +37,67 @@ def difference(x: torch.Tensor, available: torch.Tensor) -> tuple[torch.Tensor, 
     both[..., 1:] = available[..., 1:] & available[..., :-1]
     d = torch.zeros_like(x)
     d[..., 1:] = x[..., 1:] - x[..., :-1]
-    d = torch.where(both, d, torch.zeros_like(d))
-    count = both.sum(dim=-1, keepdim=True).clamp_min(1)
-    rms = (d.square().sum(dim=-1, keepdim=True) / count).sqrt().clamp_min(RMS_FLOOR)
-    return d / rms, both
+    return torch.where(both, d, torch.zeros_like(d)), both
+
+
+def _rms(x: torch.Tensor, available: torch.Tensor) -> torch.Tensor:
+    """Per channel, the root mean square of ``x`` over available steps of all series."""
+    count = available.sum(dim=(0, 2)).clamp_min(1)
+    return (torch.where(available, x, 0.0).double().square().sum(dim=(0, 2)) / count).sqrt()
 
 
 class DifferenceView(nn.Module):
     """``(x, available)`` with ``c`` channels -> the same plus differences of order ``1..K``.
 
     The output has ``c * (1 + orders)`` channels: the series, then their first
-    differences, then the differences of those, and so on.
+    differences scaled by ``scale[0]``, then the differences of those scaled by
+    ``scale[1]``, and so on. ``scale`` (``(orders, c)``, ones until :func:`fit_scales`
+    sets it) is a buffer, saved and loaded with the weights.
     """
 
-    def __init__(self, orders: int):
+    def __init__(self, orders: int, n_channels: int):
         super().__init__()
         self.orders = int(orders)
+        self.register_buffer("scale", torch.ones(self.orders, n_channels))
 
     def forward(self, x: torch.Tensor, available: torch.Tensor
                 ) -> tuple[torch.Tensor, torch.Tensor]:
         values, flags = [x], [available]
-        for _ in range(self.orders):
+        for k in range(self.orders):
             d, a = difference(values[-1], flags[-1])
-            values.append(d)
+            values.append(d / self.scale[k, :, None].to(d.dtype))
             flags.append(a)
         return torch.cat(values, dim=1), torch.cat(flags, dim=1)
 
+    @torch.no_grad()
+    def fit(self, x: torch.Tensor, available: torch.Tensor) -> None:
+        """Scale each order's differences to unit RMS on the training panel ``x``.
+
+        A channel whose differences are all 0 (constant series) keeps scale 1; the floor,
+        a millionth of the channel's own RMS, keeps rounding noise from being amplified.
+        """
+        for k in range(self.orders):
+            d, a = difference(x, available)
+            floor = 1e-6 * _rms(x, available)
+            rms = _rms(d, a)
+            self.scale[k] = torch.where(rms > 0, torch.maximum(rms, floor), 1.0).to(self.scale)
+            x, available = d / self.scale[k, :, None], a
+
     def extra_repr(self) -> str:
         return f"orders={self.orders}"
+
+
+def fit_scales(module: nn.Module, X: np.ndarray) -> None:
+    """Fit every :class:`DifferenceView` in ``module`` on the prepared training panel ``X``.
+
+    ``X`` is NaN-coded ``(n, c, t)`` as the estimators prepare it; modules without a
+    difference view are left alone.
+    """
+    views = [m for m in module.modules() if isinstance(m, DifferenceView)]
+    if not views:
+        return
+    X = torch.as_tensor(np.asarray(X, dtype=np.float32))
+    available = ~torch.isnan(X)
+    x = torch.nan_to_num(X, nan=0.0)
+    for view in views:
+        view.fit(x, available)

@@ -53,7 +53,8 @@ class TransformerEncoder(nn.Module):
         self.n_channels = n_channels
         self.patch_size = patch_size
         self.d_model = d_model
-        self.difference_view = DifferenceView(differences) if differences else None
+        self.differences = int(differences)
+        self.difference_view = DifferenceView(differences, n_channels) if differences else None
         self.embed = make_tokenizer(tokenizer, n_channels * (1 + differences), patch_size, d_model)
         if positional == "sinusoidal":
             self.position = SinusoidalPosition(d_model)

@@ -45,6 +45,12 @@ class Ensemble(nn.Module):
             return torch.cat([m(x, h) for m, x, h in pairs])
         return torch.stack([m(X) for m in self.members], dim=1)
 
+    def targets(self, X: torch.Tensor, hidden: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Each member's reconstruction targets for its chunk of ``X``, concatenated."""
+        pairs = [m.targets(x, h) for m, x, h in
+                 zip(self.members, X.chunk(self.n_members), hidden.chunk(self.n_members))]
+        return torch.cat([t for t, _ in pairs]), torch.cat([h for _, h in pairs])
+
     def embed(self, X: torch.Tensor) -> torch.Tensor:
         return torch.cat([m.embed(X) for m in self.members], dim=1)
 

@@ -37,19 +37,37 @@ class ReconstructionModel(EncoderModel):
     """Encoder plus a linear head that maps each token back to its patch values.
 
     ``forward(X, hidden)`` reconstructs the whole series ``(n, c, t)`` from the input
-    with ``hidden`` values removed; the loss looks only at hidden, observed values.
+    with ``hidden`` values removed; the loss looks only at hidden, observed values
+    (:meth:`targets`). With a difference view the head also reconstructs the
+    differences, ``(n, c * (1 + orders), t)``: slopes are part of what the encoder
+    reads, and predicting them asks for the shape around a gap, not only its level.
     """
 
     def __init__(self, **encoder_kwargs):
         super().__init__(**encoder_kwargs)
         e = self.encoder
-        self.head = nn.Linear(e.d_model, e.n_channels * e.patch_size)
+        self.n_outputs = e.n_channels * (1 + e.differences)
+        self.head = nn.Linear(e.d_model, self.n_outputs * e.patch_size)
 
     def forward(self, X: torch.Tensor, hidden: torch.Tensor | None = None) -> torch.Tensor:
         x, observed = split_input(X)
         available = observed if hidden is None else observed & ~hidden
         h, _ = self.encoder(x, available, observed)
-        return unpatchify(self.head(h), self.encoder.n_channels, self.encoder.patch_size)
+        return unpatchify(self.head(h), self.n_outputs, self.encoder.patch_size)
+
+    def targets(self, X: torch.Tensor, hidden: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """What :meth:`forward` is scored on: NaN-coded targets and which were hidden.
+
+        ``X`` itself and ``hidden`` without a difference view; with one, also the
+        differences of ``X``, hidden wherever a hidden value enters them.
+        """
+        view = self.encoder.difference_view
+        if view is None:
+            return X, hidden
+        x, observed = split_input(X)
+        values, seen = view(x, observed)
+        _, visible = view(x, observed & ~hidden)
+        return values.masked_fill(~seen, float("nan")), seen & ~visible
 
 
 class ClassificationModel(EncoderModel):
