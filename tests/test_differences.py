@@ -135,3 +135,10 @@ def test_a_pretrainer_with_differences_reconstructs_the_values_alone():
     hidden = np.zeros(X.shape, dtype=bool)
     hidden[:, :, 8:12] = True
     assert pre.reconstruct(X, hidden).shape == X.shape
+
+
+def test_the_availability_alone_matches_the_view():
+    available = torch.rand(3, 2, 40, generator=torch.Generator().manual_seed(0)) > 0.3
+    view = DifferenceView(2, n_channels=2)
+    _, flags = view(torch.randn(3, 2, 40), available)
+    assert torch.equal(view.available(available), flags)

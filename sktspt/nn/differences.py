@@ -24,7 +24,14 @@ import numpy as np
 import torch
 from torch import nn
 
-__all__ = ["DifferenceView", "difference", "fit_scales"]
+__all__ = ["DifferenceView", "both_available", "difference", "fit_scales"]
+
+
+def both_available(available: torch.Tensor) -> torch.Tensor:
+    """Where a first difference is available: its step and the one before it are."""
+    both = torch.zeros_like(available)
+    both[..., 1:] = available[..., 1:] & available[..., :-1]
+    return both
 
 
 def difference(x: torch.Tensor, available: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -33,8 +40,7 @@ def difference(x: torch.Tensor, available: torch.Tensor) -> tuple[torch.Tensor, 
     Step 0 and every step whose predecessor (or itself) is unavailable are unavailable,
     with value 0, as the tokenizers expect.
     """
-    both = torch.zeros_like(available)
-    both[..., 1:] = available[..., 1:] & available[..., :-1]
+    both = both_available(available)
     d = torch.zeros_like(x)
     d[..., 1:] = x[..., 1:] - x[..., :-1]
     return torch.where(both, d, torch.zeros_like(d)), both
@@ -68,6 +74,13 @@ class DifferenceView(nn.Module):
             values.append(d / self.scale[k, :, None].to(d.dtype))
             flags.append(a)
         return torch.cat(values, dim=1), torch.cat(flags, dim=1)
+
+    def available(self, available: torch.Tensor) -> torch.Tensor:
+        """The availability half of :meth:`forward`, without computing any difference."""
+        flags = [available]
+        for _ in range(self.orders):
+            flags.append(both_available(flags[-1]))
+        return torch.cat(flags, dim=1)
 
     @torch.no_grad()
     def fit(self, x: torch.Tensor, available: torch.Tensor) -> None:

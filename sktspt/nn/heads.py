@@ -66,8 +66,7 @@ class ReconstructionModel(EncoderModel):
             return X, hidden
         x, observed = split_input(X)
         values, seen = view(x, observed)
-        _, visible = view(x, observed & ~hidden)
-        return values.masked_fill(~seen, float("nan")), seen & ~visible
+        return values.masked_fill(~seen, float("nan")), seen & ~view.available(observed & ~hidden)
 
 
 class ClassificationModel(EncoderModel):
