@@ -144,6 +144,11 @@ CONFIGS["r15_nopos"] = {**CONFIGS["r11_base"], "positional": "none"}
 # Round 16: the series' slopes beside it (MultiRocket's and HIVE-COTE 2's first differences).
 CONFIGS["r16_differences"] = {**CONFIGS["r11_base"], "differences": 1}
 CONFIGS["r16_differences2"] = {**CONFIGS["r11_base"], "differences": 2}
+# Round 17: augmentation at today's defaults (last cross-validated in round 2, when a fit
+# had 200 steps a phase), and two options that each scored level with the defaults
+# (differences=1, round 16; mixup, round 13) together.
+CONFIGS["r17_aug"] = {**CONFIGS["r11_base"], "augment": True}
+CONFIGS["r17_combo"] = {**CONFIGS["r11_base"], "differences": 1, "mixup": 0.4}
 
 
 def load(name: str):
