@@ -97,8 +97,8 @@ CONFIGS["r10_s500"] = {**CONFIGS["r6_ratio50"], "auto_steps": 500}
 # Round 11: mask ratio 0.7 won on two CV seeds; does the trend go on past it?
 CONFIGS["r11_ratio80"] = {**CONFIGS["r6_ratio50"], "mask_ratio": 0.8}
 CONFIGS["r11_ratio90"] = {**CONFIGS["r6_ratio50"], "mask_ratio": 0.9}
-# The defaults since round 11 (mask ratio 0.7): the baseline of later rounds.
-CONFIGS["r11_base"] = dict(CONFIGS["r10_ratio70"])
+# The defaults of rounds 11-17 (mask ratio 0.7, no mixup): the baseline of later rounds.
+CONFIGS["r11_base"] = {**CONFIGS["r10_ratio70"], "mixup": 0.0}
 # Spans of two patches lost 1.2 points at ratio 0.5 (round 10); at 0.7 the visible gaps
 # between spans are shorter, so longer spans may no longer leave too little context.
 CONFIGS["r11_span2"] = {**CONFIGS["r11_base"], "span_patches": 2}
@@ -149,10 +149,29 @@ CONFIGS["r16_differences2"] = {**CONFIGS["r11_base"], "differences": 2}
 # (differences=1, round 16; mixup, round 13) together.
 CONFIGS["r17_aug"] = {**CONFIGS["r11_base"], "augment": True}
 CONFIGS["r17_combo"] = {**CONFIGS["r11_base"], "differences": 1, "mixup": 0.4}
+# Round 18: mixup only where the series are smooth (mixup="auto", the default since round 18).
+CONFIGS["r18_auto"] = {**CONFIGS["r11_base"], "mixup": "auto"}
 
 
 def load(name: str):
-    return load_UCR_UEA_dataset(name, split="train", return_X_y=True, return_type="numpy3D")
+    """The training split: numpy3D, or sktime's nested frame for unequal lengths (PLAID)."""
+    kwargs = dict(split="train", return_X_y=True)
+    try:
+        return load_UCR_UEA_dataset(name, return_type="numpy3D", **kwargs)
+    except ValueError:  # unequal length: numpy3D impossible
+        return load_UCR_UEA_dataset(name, **kwargs)
+
+
+def take(X, index):
+    """Rows ``index`` of a numpy panel or of a nested frame."""
+    return X.iloc[index] if hasattr(X, "iloc") else X[index]
+
+
+def n_timepoints(X) -> int:
+    """Series length; the longest series of a nested frame."""
+    if hasattr(X, "iloc"):
+        return max(len(cell) for cell in X.to_numpy().ravel())
+    return X.shape[2]
 
 
 def estimator_params(config: dict, n_timepoints: int, n_train: int) -> dict:
@@ -184,7 +203,7 @@ def fit_score(params: dict, X, y, train, test, scratch: bool, seed: int) -> floa
     if scratch and "pretrain_steps" in params:  # both phases' steps in fine-tuning alone
         params["auto_steps"] = params.get("auto_steps", 1000) + params.pop("pretrain_steps")
         params["pretrain_epochs"] = 0
-    params = estimator_params(params, X.shape[2], len(y[train]))
+    params = estimator_params(params, n_timepoints(X), len(y[train]))
     # The same network from scratch at equal optimizer steps (equal epochs for fixed counts);
     # a pretrain_steps config was made a scratch one above.
     if scratch and params.get("pretrain_epochs") != 0:
@@ -194,8 +213,8 @@ def fit_score(params: dict, X, y, train, test, scratch: bool, seed: int) -> floa
         else:
             params["max_epochs"] = pre + fine
         params["pretrain_epochs"] = 0
-    clf = SPTClassifier(random_state=seed, **params).fit(X[train], y[train])
-    return clf.score(X[test], y[test])
+    clf = SPTClassifier(random_state=seed, **params).fit(take(X, train), y[train])
+    return clf.score(take(X, test), y[test])
 
 
 def run(params: dict, X, y, model: str, fold: int, train, test, seed: int):

@@ -363,12 +363,16 @@ moves each series by up to 10 % of its length without stretching; both then scal
 jitter. Prediction sees the series as given; LeJEPA pretraining keeps its own views.
 Off by default: stretching helped some datasets in training-split CV and cost ACSF1
 25-35 points, whose classes live in the series' rate (``docs/tuning.md``).""", _augment),
-    Param("mixup", 0.0, "float", """
+    Param("mixup", "auto", 'float or "auto"', """
 Mixup in fine-tuning: each training series is mixed with another of its batch, weight
 ``max(lam, 1 - lam)`` with ``lam ~ Beta(mixup, mixup)``, and so are the targets
 (:func:`~sktspt.augment.mixup`). A regulariser for a few dozen labelled series that a
-transformer otherwise fits perfectly; 0 turns it off.""",
-          Number(lambda v: 0 <= v < math.inf, "a non-negative number"), roles=(CLASSIFIER,)),
+transformer otherwise fits perfectly; 0 turns it off. ``"auto"``: 0.4 where the
+training series are smooth (median lag-1 autocorrelation at least 0.9), where a mix of
+two series still looks like a series of the task, else 0 (``mixup_``;
+:func:`~sktspt.augment.resolve_mixup`, ``docs/tuning.md``, round 18).""",
+          Number(lambda v: 0 <= v < math.inf, '"auto" or a non-negative number', auto=True),
+          roles=(CLASSIFIER,)),
     Param("validation_fraction", 0.0, "float", """
 Part of the training data held out (stratified by class when fine-tuning) to pick
 the best epoch in each phase (pretraining by reconstruction loss on fixed masks);

@@ -25,7 +25,14 @@ import torch
 
 from .views import crop_resample, valid_lengths
 
-__all__ = ["Augmentation", "mixup", "shift_series"]
+__all__ = ["Augmentation", "lag1_autocorrelation", "mixup", "resolve_mixup", "shift_series"]
+
+#: ``mixup="auto"`` mixes with this ``alpha`` where the median lag-1 autocorrelation of the
+#: training series is at least :data:`SMOOTH_LAG1`, and not at all elsewhere: a mix of two
+#: smooth series is another plausible smooth series, a mix of two noisy spectra (ACSF1) is
+#: not (``docs/tuning.md``, rounds 17-18).
+AUTO_MIXUP_ALPHA = 0.4
+SMOOTH_LAG1 = 0.9
 
 
 def shift_series(X: torch.Tensor, fraction: torch.Tensor) -> torch.Tensor:
@@ -95,6 +102,43 @@ class Augmentation:
         if self.jitter_std > 0:
             X = X + self.jitter_std * torch.randn(n, c, t, **kw)
         return X
+
+
+def lag1_autocorrelation(X: np.ndarray) -> float:
+    """Median lag-1 autocorrelation over the series and channels of NaN-coded ``X`` ``(n, c, t)``.
+
+    For each series-channel, the Pearson correlation of its observed values with their
+    next observed neighbours (pairs of steps ``t, t + 1`` both observed). Unlike the
+    textbook estimator (one mean and variance for the whole series) it is not biased
+    towards 0 on short series, so 24-step and 500-step series of one smoothness score
+    alike. Series-channels with fewer than three pairs or no variance are left out; 0.0
+    when none is left.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    a, b = X[..., :-1], X[..., 1:]
+    pair = ~(np.isnan(a) | np.isnan(b))
+    count = pair.sum(axis=2)
+    a, b = np.where(pair, a, 0.0), np.where(pair, b, 0.0)
+    with np.errstate(all="ignore"):
+        a = np.where(pair, a - (a.sum(axis=2) / count)[..., None], 0.0)
+        b = np.where(pair, b - (b.sum(axis=2) / count)[..., None], 0.0)
+        var_a, var_b = (a * a).sum(axis=2), (b * b).sum(axis=2)
+        usable = (count >= 3) & (var_a > 0) & (var_b > 0)
+        r = (a * b).sum(axis=2) / np.sqrt(var_a * var_b)
+    if not usable.any():
+        return 0.0
+    return float(np.median(r[usable]))
+
+
+def resolve_mixup(alpha: float | str, X: np.ndarray) -> float:
+    """The mixup ``alpha`` that ``mixup="auto"`` stands for on prepared training panel ``X``.
+
+    :data:`AUTO_MIXUP_ALPHA` for smooth series (:func:`lag1_autocorrelation` at least
+    :data:`SMOOTH_LAG1`), else 0.0; a number is returned as a float.
+    """
+    if isinstance(alpha, str) and alpha == "auto":
+        return AUTO_MIXUP_ALPHA if lag1_autocorrelation(X) >= SMOOTH_LAG1 else 0.0
+    return float(alpha)
 
 
 def mixup(

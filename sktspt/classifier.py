@@ -17,6 +17,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 from ._base import INFERENCE_BATCH, EmbeddingTransformerMixin, SPTBase, _architecture, with_threads
 from ._params import CLASSIFIER, check_value, declare_params
 from ._params import show as _show
+from .augment import resolve_mixup
 from .data import check_finite_output, check_labels, check_panel
 from .leap import check_exit_params, early_exit_infer
 from .nn.differences import fit_scales
@@ -74,6 +75,8 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         Self-pretraining history (None without pretraining in ``fit``).
     encoder_kwargs_ : dict
         Architecture of ``encoder_``.
+    mixup_ : float
+        The mixup ``alpha`` fine-tuning used (what ``mixup="auto"`` resolved to).
     normalizer_ : Normalizer
         Normalisation statistics fitted on the training data.
 
@@ -119,6 +122,7 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         weights = self._sample_weights(sample_weight, y_enc)
         seed = self._resume_seed(self._seed(), X, y_enc, X_unlabeled, weights)
         Xp = self._prepare(X)
+        self.mixup_ = resolve_mixup(self.mixup, Xp)
         with self._seeded(seed):
             encoder_state = None
             self.pretrain_history_ = None
@@ -280,7 +284,7 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
             augmentation=self._augmentation(),
             augment_seed=seed + 2,  # pretraining's mask streams use seed and seed + 1
             exit_loss_weight=float(self.exit_loss_weight),
-            mixup_alpha=float(self.mixup),
+            mixup_alpha=self._mixup_alpha(),
             module__n_classes=len(self.classes_),
             criterion=torch.nn.CrossEntropyLoss,
             criterion__label_smoothing=float(self.label_smoothing),
@@ -290,6 +294,10 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
             **self._layer_decay(),
             **{f"module__{k}": v for k, v in self.encoder_kwargs_.items()},
         )
+
+    def _mixup_alpha(self) -> float:
+        """``mixup`` as fit resolved it; a number where no fit resolved it (a bare restore)."""
+        return float(getattr(self, "mixup_", self.mixup))
 
     def _layer_decay(self) -> dict:
         """``optimizer__param_groups`` for ``layer_decay`` below 1, else nothing."""

@@ -90,8 +90,8 @@ def _estimator_classes() -> dict:
 
 #: Parameters added after the first saved format, with the behaviour files without them had
 #: (``tokenizer`` arrived with the convolutional stem, which became the default at once;
-#: ``differences`` with the difference view).
-_BEFORE_PARAMETER = {"tokenizer": "patch", "differences": 0}
+#: ``differences`` with the difference view; ``mixup`` was 0 until its ``"auto"``).
+_BEFORE_PARAMETER = {"tokenizer": "patch", "differences": 0, "mixup": 0.0}
 
 
 def _version() -> str:
@@ -201,6 +201,8 @@ def save(estimator, path: str | os.PathLike) -> None:
     fitted = {k: getattr(estimator, k) for k in _SHAPE_STATE if hasattr(estimator, k)}
     fitted = {k: v if isinstance(v, bool) else int(v) for k, v in fitted.items()}
     fitted.update({k: int(getattr(estimator, k)) for k in _EPOCH_STATE if hasattr(estimator, k)})
+    if hasattr(estimator, "mixup_"):
+        fitted["mixup_"] = float(estimator.mixup_)
     fitted["encoder_kwargs"] = {
         k: _json_value(f"encoder_kwargs_[{k!r}]", v)
         for k, v in estimator.encoder_kwargs_.items()
@@ -523,6 +525,14 @@ def _normalizer(state: dict, n_channels: int) -> Normalizer:
     return normalizer
 
 
+def _mixup(fitted: dict, params: dict) -> float:
+    """The fitted ``mixup_``; files written before ``mixup="auto"`` hold the number only."""
+    value = fitted.get("mixup_", params.get("mixup", 0.0))
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < math.inf:
+        raise ValueError(f"mixup_ must be a non-negative number, got {value!r}")
+    return float(value)
+
+
 def _input_spec(est, fitted: dict) -> tuple[InputSpec, dict]:
     """The input spec and ``encoder_kwargs`` of ``fitted``, checked; epochs set on ``est``."""
     shape = {}
@@ -581,7 +591,8 @@ def _build(meta: dict, device, probe: bool = False):
     # A file written before a parameter existed gets the value that reproduces how that
     # version behaved, not today's default.
     for key, before in _BEFORE_PARAMETER.items():
-        params.setdefault(key, before)
+        if key in cls._get_param_names():
+            params.setdefault(key, before)
     for key in ("pretrainer", "callbacks"):
         if params.get(key) not in (None, []):
             raise ValueError(f"{key} must be None in a saved model, got {params[key]!r}")
@@ -599,6 +610,8 @@ def _build(meta: dict, device, probe: bool = False):
     fitted = meta["fitted"]
     spec, encoder_kwargs = _input_spec(est, fitted)
     is_classifier = name == "SPTClassifier"
+    if is_classifier:
+        est.mixup_ = _mixup(fitted, params)
     if is_classifier != ("classes" in fitted):
         raise ValueError(
             f"an {name} file must {'' if is_classifier else 'not '}hold classes"

@@ -7,7 +7,14 @@ from conftest import make_panel
 from sklearn.base import clone
 
 from sktspt import SPTClassifier, SPTPretrainer
-from sktspt.augment import Augmentation, mixup, shift_series
+from sktspt.augment import (
+    AUTO_MIXUP_ALPHA,
+    Augmentation,
+    lag1_autocorrelation,
+    mixup,
+    resolve_mixup,
+    shift_series,
+)
 from sktspt.training import AugmentedNetClassifier
 
 
@@ -178,7 +185,7 @@ def test_classifier_mixes_training_batches_only_and_stays_reproducible():
     X, y = make_panel(n=40, c=1, t=32, seed=1)
     kw = _tiny(pretrain_epochs=0, max_epochs=1, lr=1e-12, validation_fraction=0.2)
     a = SPTClassifier(mixup=0.4, **kw).fit(X, y)
-    b = SPTClassifier(**kw).fit(X, y)
+    b = SPTClassifier(mixup=0.0, **kw).fit(X, y)
     assert a.net_.mixup_alpha == 0.4 and b.net_.mixup_alpha == 0.0
     assert a.history_[-1, "valid_loss"] == pytest.approx(b.history_[-1, "valid_loss"], rel=1e-5)
     assert a.history_[-1, "train_loss"] != pytest.approx(b.history_[-1, "train_loss"], rel=1e-6)
@@ -195,8 +202,69 @@ def test_mixup_trains_ensembles_and_weighted_fits():
     assert np.isfinite(clf.history_[:, "train_loss"]).all()
 
 
-@pytest.mark.parametrize("value", [-0.1, float("inf"), True])
-def test_mixup_must_be_a_non_negative_number(value):
+@pytest.mark.parametrize("value", [-0.1, float("inf"), True, "on"])
+def test_mixup_must_be_auto_or_a_non_negative_number(value):
     X, y = make_panel(n=20, c=1, t=32, seed=0)
-    with pytest.raises(ValueError, match="mixup must be a non-negative number"):
+    with pytest.raises(ValueError, match='mixup must be "auto" or a non-negative number'):
         SPTClassifier(**_tiny(mixup=value)).fit(X, y)
+
+
+# --- mixup="auto": mix smooth series only ------------------------------------------------
+def _smooth_and_rough(n=24, t=60, seed=0):
+    """Slow sines (lag-1 autocorrelation near 1) and white noise (near 0), two classes each."""
+    g = np.random.default_rng(seed)
+    tt = np.linspace(0, 1, t)
+    freq = 1 + (np.arange(n) % 2)[:, None, None]
+    smooth = np.sin(2 * np.pi * freq * tt + g.uniform(0, 6, (n, 1, 1)))
+    rough = g.normal(size=(n, 1, t)) + 0.5 * (np.arange(n) % 2)[:, None, None]
+    return smooth.astype(np.float32), rough.astype(np.float32), np.arange(n) % 2
+
+
+def test_lag1_autocorrelation_tells_smooth_from_rough_and_alternating():
+    smooth, rough, _ = _smooth_and_rough()
+    assert lag1_autocorrelation(smooth) > 0.95
+    assert abs(lag1_autocorrelation(rough)) < 0.2
+    zigzag = np.tile([1.0, -1.0], 20)[None, None, :] + np.linspace(0, 0.1, 40)
+    assert lag1_autocorrelation(zigzag) < -0.9
+
+
+def test_lag1_autocorrelation_ignores_padding_missing_steps_and_constant_series():
+    smooth, _, _ = _smooth_and_rough(n=6)
+    padded = np.concatenate([smooth, np.full((6, 1, 20), np.nan)], axis=2)
+    assert lag1_autocorrelation(padded) == pytest.approx(lag1_autocorrelation(smooth))
+    constant = np.concatenate([smooth, np.ones((6, 1, 60))])  # no variance: left out
+    assert lag1_autocorrelation(constant) == pytest.approx(lag1_autocorrelation(smooth))
+    holes = smooth.copy()
+    holes[:, :, ::7] = np.nan  # pairs across a hole are not neighbours: skipped
+    assert lag1_autocorrelation(holes) > 0.95
+    assert lag1_autocorrelation(np.ones((3, 2, 10))) == 0.0
+    assert lag1_autocorrelation(np.full((3, 1, 10), np.nan)) == 0.0
+
+
+def test_lag1_autocorrelation_does_not_shrink_on_short_series():
+    """24 steps of a sine score like 240 (the textbook estimator gives .90 against .98)."""
+    g = np.random.default_rng(0)
+    steps = np.arange(240)
+    X = np.sin(2 * np.pi * steps / 40 + g.uniform(0, 6, (50, 1, 1)))
+    X = X + 0.05 * g.normal(size=X.shape)
+    assert lag1_autocorrelation(X[..., :24]) == pytest.approx(lag1_autocorrelation(X), abs=0.01)
+    assert lag1_autocorrelation(X[..., :24]) > 0.97
+
+
+def test_resolve_mixup_mixes_smooth_training_series_only():
+    smooth, rough, _ = _smooth_and_rough()
+    assert resolve_mixup("auto", smooth) == AUTO_MIXUP_ALPHA
+    assert resolve_mixup("auto", rough) == 0.0
+    assert resolve_mixup(0.2, rough) == 0.2 and isinstance(resolve_mixup(1, rough), float)
+
+
+def test_classifier_resolves_auto_mixup_per_training_set_and_keeps_numbers():
+    smooth, rough, y = _smooth_and_rough()
+    kw = _tiny(pretrain_epochs=0, max_epochs=1)
+    on = SPTClassifier(**kw).fit(smooth, y)
+    assert on.mixup == "auto" and on.mixup_ == AUTO_MIXUP_ALPHA
+    assert on.net_.mixup_alpha == AUTO_MIXUP_ALPHA
+    off = SPTClassifier(**kw).fit(rough, y)
+    assert off.mixup_ == 0.0 and off.net_.mixup_alpha == 0.0
+    fixed = SPTClassifier(mixup=0.7, **kw).fit(rough, y)
+    assert fixed.mixup_ == 0.7 and fixed.net_.mixup_alpha == 0.7

@@ -166,6 +166,19 @@ def test_pickle_and_joblib_still_work(fitted, data, tmp_path):
     assert_same_outputs(fitted, joblib.load(tmp_path / "m.joblib"), X)
 
 
+def test_resolved_mixup_is_saved_with_the_model(tmp_path):
+    """``mixup="auto"`` is resolved on the training data, which a loaded model lacks."""
+    steps = np.linspace(0, 1, 30)
+    X = np.sin(2 * np.pi * (1 + np.arange(24) % 2)[:, None, None] * steps).astype(np.float32)
+    X = X + np.linspace(0, 1, 24, dtype=np.float32)[:, None, None]
+    clf = SPTClassifier(pretrain_epochs=0, max_epochs=1, **TINY).fit(X, np.arange(24) % 2)
+    assert clf.mixup == "auto" and clf.mixup_ > 0
+    clf.save(tmp_path / "m")
+    loaded = load(tmp_path / "m")
+    assert loaded.mixup == "auto" and loaded.mixup_ == clf.mixup_
+    assert loaded.net_.mixup_alpha == clf.mixup_  # a warm start mixes as the fit did
+
+
 def test_loaded_classifier_can_warm_start(fitted, data, tmp_path):
     X, y = data
     fitted.save(tmp_path / "m")
@@ -294,6 +307,10 @@ BAD_FILES = {
         src, dst, meta=with_meta(lambda m: m["fitted"].pop("normalizer"))),
     "bad class dtype": lambda src, dst: rewrite(
         src, dst, meta=with_meta(lambda m: m["fitted"]["classes"].update(dtype="|V8"))),
+    "negative mixup_": lambda src, dst: rewrite(
+        src, dst, meta=with_meta(lambda m: m["fitted"].update(mixup_=-0.5))),
+    "auto mixup unresolved": lambda src, dst: rewrite(
+        src, dst, meta=with_meta(lambda m: m["fitted"].pop("mixup_"))),
     "wrong shape state": lambda src, dst: rewrite(
         src, dst, meta=with_meta(lambda m: m["fitted"].update(n_channels_=5))),
 }
