@@ -33,6 +33,8 @@ __all__ = ["Augmentation", "lag1_autocorrelation", "mixup", "resolve_mixup", "sh
 #: not (``docs/tuning.md``, rounds 17-18).
 AUTO_MIXUP_ALPHA = 0.4
 SMOOTH_LAG1 = 0.9
+#: Values of ``X`` that :func:`lag1_autocorrelation` takes at a time.
+_BLOCK_VALUES = 2**22
 
 
 def shift_series(X: torch.Tensor, fraction: torch.Tensor) -> torch.Tensor:
@@ -112,22 +114,29 @@ def lag1_autocorrelation(X: np.ndarray) -> float:
     textbook estimator (one mean and variance for the whole series) it is not biased
     towards 0 on short series, so 24-step and 500-step series of one smoothness score
     alike. Series-channels with fewer than three pairs or no variance are left out; 0.0
-    when none is left.
+    when none is left. Computed a block of series at a time, so long panels need little
+    memory beyond ``X``.
     """
-    X = np.asarray(X, dtype=np.float64)
+    X = np.asarray(X)
+    n, c, t = X.shape
+    block = max(1, _BLOCK_VALUES // max(c * t, 1))
+    r = [_lag1_correlations(X[i:i + block]) for i in range(0, n, block)]
+    r = np.concatenate(r) if r else np.empty(0)
+    return float(np.median(r)) if r.size else 0.0
+
+
+def _lag1_correlations(X: np.ndarray) -> np.ndarray:
+    """The usable series-channels' lag-1 correlations of ``X``, flat."""
+    X = X.astype(np.float64)
     a, b = X[..., :-1], X[..., 1:]
     pair = ~(np.isnan(a) | np.isnan(b))
     count = pair.sum(axis=2)
-    a, b = np.where(pair, a, 0.0), np.where(pair, b, 0.0)
     with np.errstate(all="ignore"):
-        a = np.where(pair, a - (a.sum(axis=2) / count)[..., None], 0.0)
-        b = np.where(pair, b - (b.sum(axis=2) / count)[..., None], 0.0)
+        a = np.where(pair, a - (np.where(pair, a, 0.0).sum(axis=2) / count)[..., None], 0.0)
+        b = np.where(pair, b - (np.where(pair, b, 0.0).sum(axis=2) / count)[..., None], 0.0)
         var_a, var_b = (a * a).sum(axis=2), (b * b).sum(axis=2)
-        usable = (count >= 3) & (var_a > 0) & (var_b > 0)
         r = (a * b).sum(axis=2) / np.sqrt(var_a * var_b)
-    if not usable.any():
-        return 0.0
-    return float(np.median(r[usable]))
+    return r[(count >= 3) & (var_a > 0) & (var_b > 0)]
 
 
 def resolve_mixup(alpha: float | str, X: np.ndarray) -> float:

@@ -241,6 +241,16 @@ def test_lag1_autocorrelation_ignores_padding_missing_steps_and_constant_series(
     assert lag1_autocorrelation(np.full((3, 1, 10), np.nan)) == 0.0
 
 
+def test_lag1_autocorrelation_in_blocks_equals_at_once(monkeypatch):
+    import sktspt.augment
+
+    smooth, rough, _ = _smooth_and_rough(n=9)
+    X = np.concatenate([smooth, rough, smooth[:, :, ::-1]], axis=1)
+    whole = lag1_autocorrelation(X)
+    monkeypatch.setattr(sktspt.augment, "_BLOCK_VALUES", 2 * 3 * 60)  # two series a block
+    assert lag1_autocorrelation(X) == whole
+
+
 def test_lag1_autocorrelation_does_not_shrink_on_short_series():
     """24 steps of a sine score like 240 (the textbook estimator gives .90 against .98)."""
     g = np.random.default_rng(0)
