@@ -151,6 +151,9 @@ CONFIGS["r17_aug"] = {**CONFIGS["r11_base"], "augment": True}
 CONFIGS["r17_combo"] = {**CONFIGS["r11_base"], "differences": 1, "mixup": 0.4}
 # Round 18: mixup only where the series are smooth (mixup="auto", the default since round 18).
 CONFIGS["r18_auto"] = {**CONFIGS["r11_base"], "mixup": "auto"}
+# Mixup's strength, never varied (0.4 since round 13): a stronger and a weaker mix.
+CONFIGS["r18_alpha1"] = {**CONFIGS["r11_base"], "mixup": 1.0}
+CONFIGS["r18_alpha02"] = {**CONFIGS["r11_base"], "mixup": 0.2}
 
 
 def load(name: str):
