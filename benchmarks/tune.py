@@ -154,6 +154,8 @@ CONFIGS["r18_auto"] = {**CONFIGS["r11_base"], "mixup": "auto"}
 # Mixup's strength, never varied (0.4 since round 13): a stronger and a weaker mix.
 CONFIGS["r18_alpha1"] = {**CONFIGS["r11_base"], "mixup": 1.0}
 CONFIGS["r18_alpha02"] = {**CONFIGS["r11_base"], "mixup": 0.2}
+# Mixup already softens the targets; label smoothing (0.1) on top of it may be one too many.
+CONFIGS["r18_mix_ls0"] = {**CONFIGS["r11_base"], "mixup": 0.4, "label_smoothing": 0.0}
 
 
 def load(name: str):
