@@ -149,7 +149,8 @@ CONFIGS["r16_differences2"] = {**CONFIGS["r11_base"], "differences": 2}
 # (differences=1, round 16; mixup, round 13) together.
 CONFIGS["r17_aug"] = {**CONFIGS["r11_base"], "augment": True}
 CONFIGS["r17_combo"] = {**CONFIGS["r11_base"], "differences": 1, "mixup": 0.4}
-# Round 18: mixup only where the series are smooth (mixup="auto", the default since round 18).
+# Round 18: mixup only where the series are smooth (mixup="auto", the default since round 18;
+# the baseline of later rounds).
 CONFIGS["r18_auto"] = {**CONFIGS["r11_base"], "mixup": "auto"}
 # Mixup's strength, never varied (0.4 since round 13): a stronger and a weaker mix.
 CONFIGS["r18_alpha1"] = {**CONFIGS["r11_base"], "mixup": 1.0}

@@ -85,14 +85,18 @@ def test_pretrain_steps_become_epochs_and_scratch_gets_both_phases(captured):
 
 
 def test_current_base_config_is_the_package_defaults():
-    """Later rounds compare against ``r11_base``; it must stay what ``SPTClassifier()`` does."""
+    """Later rounds compare against ``r18_auto``; it must stay what ``SPTClassifier()`` does.
+
+    ``r11_base``, the baseline of rounds 11-17, is the same but for mixup, off then.
+    """
     from sktspt import SPTClassifier
     from sktspt.data import resolve_patch_size
 
     tune = load_benchmark("tune")
     defaults = SPTClassifier().get_params()
+    assert tune.CONFIGS["r11_base"] == {**tune.CONFIGS["r18_auto"], "mixup": 0.0}
     for n_timepoints in (24, 251, 1460):
-        params = tune.estimator_params(tune.CONFIGS["r11_base"], n_timepoints, 100)
+        params = tune.estimator_params(tune.CONFIGS["r18_auto"], n_timepoints, 100)
         assert params
         for key, value in params.items():
             if key == "patch_size":
