@@ -296,7 +296,11 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         )
 
     def _mixup_alpha(self) -> float:
-        """``mixup`` as fit resolved it; a number where no fit resolved it (a bare restore)."""
+        """``mixup`` as fit resolved it (``mixup_``), or as set where fit did not record it.
+
+        A classifier pickled before ``mixup_`` existed has only the number in ``mixup``;
+        :func:`sktspt.compress.fuse_layers` rebuilds such a one's net.
+        """
         return float(getattr(self, "mixup_", self.mixup))
 
     def _layer_decay(self) -> dict:
