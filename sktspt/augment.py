@@ -131,9 +131,10 @@ def _lag1_correlations(X: np.ndarray) -> np.ndarray:
     a, b = X[..., :-1], X[..., 1:]
     pair = ~(np.isnan(a) | np.isnan(b))
     count = pair.sum(axis=2)
+    a, b = np.where(pair, a, 0.0), np.where(pair, b, 0.0)
     with np.errstate(all="ignore"):
-        a = np.where(pair, a - (np.where(pair, a, 0.0).sum(axis=2) / count)[..., None], 0.0)
-        b = np.where(pair, b - (np.where(pair, b, 0.0).sum(axis=2) / count)[..., None], 0.0)
+        a = np.where(pair, a - (a.sum(axis=2) / count)[..., None], 0.0)
+        b = np.where(pair, b - (b.sum(axis=2) / count)[..., None], 0.0)
         var_a, var_b = (a * a).sum(axis=2), (b * b).sum(axis=2)
         r = (a * b).sum(axis=2) / np.sqrt(var_a * var_b)
     return r[(count >= 3) & (var_a > 0) & (var_b > 0)]

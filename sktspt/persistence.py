@@ -526,8 +526,9 @@ def _normalizer(state: dict, n_channels: int) -> Normalizer:
 
 
 def _mixup(fitted: dict, params: dict) -> float:
-    """The fitted ``mixup_``; files written before ``mixup="auto"`` hold the number only."""
-    value = fitted.get("mixup_", params.get("mixup", 0.0))
+    """The fitted ``mixup_``; files written before ``mixup="auto"`` hold the number only
+    (in ``params``, which :data:`_BEFORE_PARAMETER` completed)."""
+    value = fitted.get("mixup_", params["mixup"])
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < math.inf:
         raise ValueError(f"mixup_ must be a non-negative number, got {value!r}")
     return float(value)
