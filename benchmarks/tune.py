@@ -157,6 +157,14 @@ CONFIGS["r18_alpha1"] = {**CONFIGS["r11_base"], "mixup": 1.0}
 CONFIGS["r18_alpha02"] = {**CONFIGS["r11_base"], "mixup": 0.2}
 # Mixup already softens the targets; label smoothing (0.1) on top of it may be one too many.
 CONFIGS["r18_mix_ls0"] = {**CONFIGS["r11_base"], "mixup": 0.4, "label_smoothing": 0.0}
+# Round 19: training batches cut after their longest series (code, not parameters: these
+# rows are the defaults with that code).
+CONFIGS["r19_trim"] = dict(CONFIGS["r18_auto"])
+# PLAID's median series (300 steps) at about 32 tokens: patch 10, 135 tokens at 1344 steps.
+CONFIGS["r19_patch10"] = {**CONFIGS["r18_auto"], "patch_tokens": 135}
+# Twice the fine-tuning steps with mixup on (pretraining keeps its 1000): mixup's soft
+# targets are slower to fit, so its best budget may be longer than round 10's.
+CONFIGS["r19_ft2000"] = {**CONFIGS["r18_auto"], "auto_steps": 2000, "pretrain_steps": 1000}
 
 
 def load(name: str):

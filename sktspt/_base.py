@@ -29,6 +29,7 @@ from .nn.differences import fit_scales
 from .nn.ensemble import Ensemble
 from .nn.heads import LeJEPAModel, ReconstructionModel
 from .nn.lighthouse import LighthouseSchedule, check_attention_params
+from .nn.tokenizers import STEM_REACH
 from .precision import autocast, autocast_dtype, matmul_precision
 from .progress import PhaseProgress, PhaseTable
 from .resume import (
@@ -300,6 +301,7 @@ class SPTBase(BaseEstimator):
             iterator_valid__batch_size=max(self.batch_size, 256),
             iterator_train__pin_memory=pin,
             iterator_valid__pin_memory=pin,
+            **self._trim_params(),
             callbacks=self._callbacks(n_train, epochs, split is not None, callbacks, phase),
             callbacks__print_log=self._print_log(phase),
             device=self._device,
@@ -310,6 +312,18 @@ class SPTBase(BaseEstimator):
                 getattr(self, "precision", "auto"), self._device, training=n > 0
             ),
         )
+
+    def _trim_params(self) -> dict:
+        """Batches cut after their longest series (see :class:`TensorBatchIterator`).
+
+        Only unequal-length (NaN-padded) panels have steps to cut; the margin is the widest
+        reach of a tokenizer past a series' end, so the cut changes no observed token.
+        """
+        spec = getattr(self, "input_spec_", None)
+        if spec is None or spec.equal_length:
+            return {}
+        trim = dict(trim_multiple=spec.patch_size, trim_margin=STEM_REACH)
+        return {f"iterator_{part}__{k}": v for part in ("train", "valid") for k, v in trim.items()}
 
     def _print_log(self, phase: str | None):
         """skorch's epoch table for ``verbose >= 2`` (headed by the phase), else none.

@@ -56,11 +56,21 @@ class TensorBatchIterator:
     wrapping round to a multiple of ``num_replicas`` as ``DistributedSampler`` does, in
     batches of ``ceil(batch_size / num_replicas)``: every process runs the same number of
     batches, and together they cover about ``batch_size`` series per step.
+
+    ``trim_multiple > 0`` cuts each batch of a NaN-padded panel after the last patch of its
+    longest series (``trim_multiple`` is the patch size) plus ``trim_margin`` steps, rounded
+    up to a whole patch. A panel of unequal lengths is padded to its longest series, so
+    without the cut every batch would pay for that one; the margin keeps what a
+    tokenizer's receptive field sees past a series' end the same as in the full-length
+    panel, so the cut changes no observed token.
     """
 
     def __init__(self, dataset, batch_size: int = 16, shuffle: bool = False,
-                 num_replicas: int = 1, rank: int = 0, pin_memory: bool = False, **kwargs):
+                 num_replicas: int = 1, rank: int = 0, pin_memory: bool = False,
+                 trim_multiple: int = 0, trim_margin: int = 0, **kwargs):
         self.dataset = dataset
+        self.trim_multiple = trim_multiple
+        self.trim_margin = trim_margin
         self.pin_memory = pin_memory
         self.batch_size = batch_size
         self.shuffle = shuffle
@@ -91,5 +101,19 @@ class TensorBatchIterator:
                 idx = slice(start, start + batch_size)
             else:
                 idx = order[start : start + batch_size]
-            Xb = {k: v[idx] for k, v in X.items()} if isinstance(X, dict) else X[idx]
+            Xb = {k: v[idx] for k, v in X.items()} if isinstance(X, dict) else self._trim(X[idx])
             yield Xb, (torch.zeros(0) if y is None else y[idx])
+
+    def _trim(self, Xb: torch.Tensor) -> torch.Tensor:
+        """``Xb`` without the trailing steps that pad every one of its series (see above)."""
+        if not self.trim_multiple or Xb.ndim != 3 or not Xb.is_floating_point():
+            return Xb
+        t = Xb.shape[2]
+        observed = (~torch.isnan(Xb)).any(dim=1).any(dim=0).nonzero()
+        if len(observed) == 0:
+            return Xb
+        p = self.trim_multiple
+        # The last token's whole patch, then the margin its padded steps can see beyond it.
+        end = math.ceil((int(observed[-1]) + 1) / p) * p + self.trim_margin
+        length = math.ceil(end / p) * p
+        return Xb[:, :, :length] if length < t else Xb

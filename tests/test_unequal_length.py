@@ -8,11 +8,14 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from skorch.dataset import Dataset
 
 from sktspt import SPTClassifier, SPTPretrainer
 from sktspt.data import check_panel
+from sktspt.loaders import TensorBatchIterator
 from sktspt.masking import MASKINGS, make_mask
 from sktspt.nn.encoder import TransformerEncoder
+from sktspt.nn.tokenizers import STEM_REACH
 from sktspt.objectives import masked_reconstruction_loss
 from sktspt.training import MaskedPretrainNet
 
@@ -109,6 +112,70 @@ def test_attention_and_pooling_ignore_padding_tokens():
     for weights in maps:
         key_weight = weights.sum(dim=2)  # (n, heads, k): weight each key receives
         assert torch.all(key_weight.permute(0, 2, 1)[~keep] == 0)
+
+
+# --- (a2) training batches cut after their longest series --------------------------------
+def _nan_padded(lengths, t, c=2, seed=0):
+    g = np.random.default_rng(seed)
+    X = np.full((len(lengths), c, t), np.nan, dtype=np.float32)
+    for i, n in enumerate(lengths):
+        X[i, :, :n] = g.normal(size=(c, n))
+    return torch.from_numpy(X)
+
+
+def test_batches_are_cut_after_their_longest_series_plus_the_margin():
+    X = _nan_padded([30, 50, 10, 240], t=256)
+    data = Dataset(X, torch.zeros(4))
+    cut = [xb.shape[2] for xb, _ in TensorBatchIterator(
+        data, batch_size=2, trim_multiple=8, trim_margin=STEM_REACH)]
+    assert cut == [8 * int(np.ceil((56 + STEM_REACH) / 8)), 256]  # 240 + margin > 256: not cut
+    whole = [xb.shape[2] for xb, _ in TensorBatchIterator(data, batch_size=2)]
+    assert whole == [256, 256]
+
+
+@pytest.mark.parametrize("tokenizer", ["conv", "patch"])
+def test_cutting_a_batch_changes_no_observed_token(tokenizer):
+    """The margin covers the stem's reach past a series' end, so its tokens are the same."""
+    torch.manual_seed(0)
+    enc = TransformerEncoder(
+        n_channels=2, patch_size=4, max_tokens=64, d_model=16, depth=2, n_heads=2,
+        dim_feedforward=16, dropout=0.0, tokenizer=tokenizer,
+    ).eval()
+    X = _nan_padded([37, 21], t=256)
+    (short, _), = TensorBatchIterator(Dataset(X, torch.zeros(2)), batch_size=2,
+                                      trim_multiple=4, trim_margin=STEM_REACH)
+    assert short.shape[2] < 256
+
+    def encode(x):
+        observed = ~torch.isnan(x)
+        with torch.no_grad():
+            h, keep = enc(torch.nan_to_num(x), observed, observed)
+        return h, keep
+
+    (h_full, keep_full), (h_cut, keep_cut) = encode(X), encode(short)
+    k = keep_cut.shape[1]
+    assert torch.equal(keep_full[:, :k], keep_cut) and not keep_full[:, k:].any()
+    torch.testing.assert_close(h_cut[keep_cut], h_full[:, :k][keep_cut])
+
+
+def test_fit_on_unequal_lengths_trains_on_cut_batches():
+    """Every batch a fit sees is a whole number of patches, and most are shorter than X."""
+    from skorch.callbacks import Callback
+
+    class Widths(Callback):
+        def __init__(self):
+            self.seen = []
+
+        def on_batch_begin(self, net, batch=None, **kwargs):
+            self.seen.append(batch[0].shape[2])
+
+    X, y = ragged(n=40, lengths=(20, 60))
+    X[0] = np.zeros((2, 300))
+    widths = Widths()
+    clf = SPTClassifier(pretrain_epochs=0, max_epochs=2, batch_size=4, callbacks=[widths],
+                        **TINY).fit(X, y)
+    assert all(w % clf.patch_size_ == 0 and w <= 300 for w in widths.seen)
+    assert np.mean(np.array(widths.seen) < 300) > 0.5
 
 
 # --- (b) real unequal-length data in sktime's nested format -------------------------------

@@ -23,6 +23,9 @@ __all__ = ["TOKENIZERS", "PatchEmbedding", "ConvEmbedding", "make_tokenizer", "p
 
 TOKENIZERS = ("patch", "conv")
 CONV_KERNELS = (3, 9, 19, 39)
+#: Steps past a series' end that its last token's features can see (the widest kernel's
+#: half-width; a patch token sees none past its own patch).
+STEM_REACH = max(CONV_KERNELS) // 2
 
 
 def patchify(x: torch.Tensor, patch_size: int) -> torch.Tensor:
