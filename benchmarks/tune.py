@@ -162,6 +162,9 @@ CONFIGS["r18_mix_ls0"] = {**CONFIGS["r11_base"], "mixup": 0.4, "label_smoothing"
 CONFIGS["r19_trim"] = dict(CONFIGS["r18_auto"])
 # PLAID's median series (300 steps) at about 32 tokens: patch 10, 135 tokens at 1344 steps.
 CONFIGS["r19_patch10"] = {**CONFIGS["r18_auto"], "patch_tokens": 135}
+# The defaults since round 19: the package's own patch_size="auto" (32 tokens for the median
+# series of an unequal-length panel; for equal lengths the same as 32 patch_tokens).
+CONFIGS["r19_base"] = {k: v for k, v in CONFIGS["r18_auto"].items() if k != "patch_tokens"}
 # Twice the fine-tuning steps with mixup on (pretraining keeps its 1000): mixup's soft
 # targets are slower to fit, so its best budget may be longer than round 10's.
 CONFIGS["r19_ft2000"] = {**CONFIGS["r18_auto"], "auto_steps": 2000, "pretrain_steps": 1000}

@@ -264,7 +264,8 @@ PARAMS: tuple[Param, ...] = (
           Number(lambda v: 0 <= v < 1, "a number in [0, 1)")),
     Param("patch_size", "auto", 'int or "auto"', """
 Time steps per token (all channels of a patch form one token). ``"auto"``
-keeps about 32 tokens per series, so long series stay cheap.""",
+keeps about 32 tokens per series, so long series stay cheap: 32 for the
+median series of an unequal-length panel (at most 256 for its longest).""",
           Integer(1, auto=True, what="a positive integer or 'auto'")),
     Param("tokenizer", "conv", '{"conv", "patch"}', """
 ``"conv"``: parallel 1D convolutions (kernels 3, 9, 19, 39) then a strided

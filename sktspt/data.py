@@ -20,6 +20,9 @@ __all__ = ["check_panel", "check_labels", "Normalizer", "PanelInfo", "InputSpec"
 
 #: Tokens per series that ``patch_size="auto"`` aims at.
 TARGET_TOKENS = 32
+#: The most tokens ``patch_size="auto"`` gives the longest series of an unequal-length
+#: panel (attention's cost grows with their square).
+MAX_AUTO_TOKENS = 256
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,8 @@ class PanelInfo:
     equal_length: bool
     has_missing: bool
     ndim: int
+    #: The median series length (up to each series' last observed value).
+    median_length: int
 
 
 @dataclass
@@ -56,7 +61,8 @@ class InputSpec:
     @classmethod
     def learn(cls, X: np.ndarray, info: PanelInfo, patch_size, normalize) -> InputSpec:
         """The spec of training panel ``X`` (validated, with ``info``) for these parameters."""
-        patch = resolve_patch_size(patch_size, info.n_timepoints)
+        typical = None if info.equal_length else info.median_length
+        patch = resolve_patch_size(patch_size, info.n_timepoints, typical)
         return cls(
             n_channels=info.n_channels,
             n_timepoints=info.n_timepoints,
@@ -118,10 +124,19 @@ class InputSpec:
         return X
 
 
-def resolve_patch_size(patch_size, n_timepoints: int) -> int:
-    """``patch_size`` (a checked parameter) for series of ``n_timepoints`` steps."""
+def resolve_patch_size(patch_size, n_timepoints: int, typical_length: int | None = None
+                       ) -> int:
+    """``patch_size`` (a checked parameter) for series of up to ``n_timepoints`` steps.
+
+    ``"auto"`` aims at :data:`TARGET_TOKENS` tokens for a series of ``typical_length``
+    steps (the median length of an unequal-length panel; by default the longest), and
+    at most :data:`MAX_AUTO_TOKENS` for the longest. Sized by its longest series alone,
+    PLAID's median series (300 of up to 1344 steps) would be 7 tokens.
+    """
     if patch_size == "auto":
-        return max(1, math.ceil(n_timepoints / TARGET_TOKENS))
+        typical = n_timepoints if typical_length is None else min(typical_length, n_timepoints)
+        return max(1, math.ceil(typical / TARGET_TOKENS),
+                   math.ceil(n_timepoints / MAX_AUTO_TOKENS))
     if patch_size > n_timepoints:
         raise ValueError(
             f"Series of length {n_timepoints} are shorter than one patch "
@@ -319,6 +334,7 @@ def check_panel(X, name: str = "X") -> tuple[np.ndarray, PanelInfo]:
         equal_length=bool((last_observed == t).all()),
         has_missing=bool(missing.any()),
         ndim=ndim,
+        median_length=math.ceil(np.median(last_observed)),
     )
     return np.ascontiguousarray(arr, dtype=np.float32), info
 

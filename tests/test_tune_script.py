@@ -85,9 +85,11 @@ def test_pretrain_steps_become_epochs_and_scratch_gets_both_phases(captured):
 
 
 def test_current_base_config_is_the_package_defaults():
-    """Later rounds compare against ``r18_auto``; it must stay what ``SPTClassifier()`` does.
+    """Later rounds compare against ``r19_base``; it must stay what ``SPTClassifier()`` does.
 
-    ``r11_base``, the baseline of rounds 11-17, is the same but for mixup, off then.
+    ``r18_auto`` (round 18's baseline) is the same but for its fixed 32 tokens, which
+    differ from ``patch_size="auto"`` on unequal lengths only; ``r11_base``, the baseline of
+    rounds 11-17, is ``r18_auto`` with mixup off.
     """
     from sktspt import SPTClassifier
     from sktspt.data import resolve_patch_size
@@ -95,12 +97,11 @@ def test_current_base_config_is_the_package_defaults():
     tune = load_benchmark("tune")
     defaults = SPTClassifier().get_params()
     assert tune.CONFIGS["r11_base"] == {**tune.CONFIGS["r18_auto"], "mixup": 0.0}
+    assert tune.CONFIGS["r18_auto"] == {**tune.CONFIGS["r19_base"], "patch_tokens": 32}
     for n_timepoints in (24, 251, 1460):
-        params = tune.estimator_params(tune.CONFIGS["r18_auto"], n_timepoints, 100)
-        assert params
+        params = tune.estimator_params(tune.CONFIGS["r19_base"], n_timepoints, 100)
+        assert params and "patch_size" not in params
         for key, value in params.items():
-            if key == "patch_size":
-                default = resolve_patch_size(defaults[key], n_timepoints)
-                assert value == default, (n_timepoints, value, default)
-            else:
-                assert defaults[key] == value, key
+            assert defaults[key] == value, key
+        fixed = tune.estimator_params(tune.CONFIGS["r18_auto"], n_timepoints, 100)
+        assert fixed["patch_size"] == resolve_patch_size("auto", n_timepoints)

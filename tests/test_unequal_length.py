@@ -11,7 +11,7 @@ import torch
 from skorch.dataset import Dataset
 
 from sktspt import SPTClassifier, SPTPretrainer
-from sktspt.data import check_panel
+from sktspt.data import MAX_AUTO_TOKENS, check_panel
 from sktspt.loaders import TensorBatchIterator
 from sktspt.masking import MASKINGS, make_mask
 from sktspt.nn.encoder import TransformerEncoder
@@ -115,6 +115,30 @@ def test_attention_and_pooling_ignore_padding_tokens():
 
 
 # --- (a2) training batches cut after their longest series --------------------------------
+def test_auto_patch_size_follows_the_median_length_of_unequal_series():
+    """Sized by its longest series, a panel of mostly short ones would get 7-token series."""
+    X = [np.zeros((1, 128))] * 9 + [np.zeros((1, 640))]
+    clf = SPTClassifier(pretrain_epochs=0, max_epochs=1, **TINY).fit(X, np.arange(10) % 2)
+    assert clf.patch_size_ == 4 and clf.max_tokens_ == 160  # 32 tokens at 128 steps
+    clf.fit(np.zeros((10, 1, 640)), np.arange(10) % 2)
+    assert clf.patch_size_ == 20  # an equal-length panel: 32 tokens at its length
+
+
+def test_auto_patch_size_caps_the_tokens_of_the_longest_series():
+    X = [np.zeros((1, 40))] * 9 + [np.zeros((1, 40 * MAX_AUTO_TOKENS))]
+    clf = SPTClassifier(pretrain_epochs=0, max_epochs=1, **TINY).fit(X, np.arange(10) % 2)
+    assert clf.patch_size_ == 40 and clf.max_tokens_ == MAX_AUTO_TOKENS
+
+
+def test_gaps_do_not_shorten_a_series_for_the_median():
+    """A series' length runs to its last observed value, whatever is missing before it."""
+    X = np.zeros((9, 1, 256))
+    X[:5, :, 100:249] = np.nan  # gaps, not ends: 101 observed values of 250 steps
+    X[:, :, 250:] = np.nan
+    clf = SPTClassifier(pretrain_epochs=0, max_epochs=1, **TINY).fit(X, np.arange(9) % 2)
+    assert clf.patch_size_ == 8  # ceil(250 / 32)
+
+
 def _nan_padded(lengths, t, c=2, seed=0):
     g = np.random.default_rng(seed)
     X = np.full((len(lengths), c, t), np.nan, dtype=np.float32)
