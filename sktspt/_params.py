@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from .augment import MIXUP_KINDS
 from .masking import MASKINGS
 from .nn.positional import POSITIONALS
 from .nn.tokenizers import TOKENIZERS
@@ -374,6 +375,13 @@ two series still looks like a series of the task, else 0 (``mixup_``;
 :func:`~sktspt.augment.resolve_mixup`, ``docs/tuning.md``, round 18).""",
           Number(lambda v: 0 <= v < math.inf, '"auto" or a non-negative number', auto=True),
           roles=(CLASSIFIER,)),
+    Param("mixup_kind", "blend", '{"blend", "cutmix"}', """
+How mixup combines a series with its partner: ``"blend"`` mixes their values;
+``"cutmix"`` replaces a window of ``1 - lam`` of the series by the partner's values
+there and weighs the targets by the share kept (:func:`~sktspt.augment.mixup`), which
+keeps each series' local shape where a blend of two oscillations cancels. Only used
+where ``mixup`` (or ``mixup_``) is above 0.""",
+          Options(MIXUP_KINDS), roles=(CLASSIFIER,)),
     Param("validation_fraction", 0.0, "float", """
 Part of the training data held out (stratified by class when fine-tuning) to pick
 the best epoch in each phase (pretraining by reconstruction loss on fixed masks);

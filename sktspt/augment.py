@@ -25,7 +25,8 @@ import torch
 
 from .views import crop_resample, valid_lengths
 
-__all__ = ["Augmentation", "lag1_autocorrelation", "mixup", "resolve_mixup", "shift_series"]
+__all__ = ["MIXUP_KINDS", "Augmentation", "lag1_autocorrelation", "mixup", "resolve_mixup",
+           "shift_series"]
 
 #: ``mixup="auto"`` mixes with this ``alpha`` where the median lag-1 autocorrelation of the
 #: training series is at least :data:`SMOOTH_LAG1`, and not at all elsewhere: a mix of two
@@ -33,6 +34,8 @@ __all__ = ["Augmentation", "lag1_autocorrelation", "mixup", "resolve_mixup", "sh
 #: not (``docs/tuning.md``, rounds 17-18).
 AUTO_MIXUP_ALPHA = 0.4
 SMOOTH_LAG1 = 0.9
+#: How :func:`mixup` combines a series with its partner (``mixup_kind``).
+MIXUP_KINDS = ("blend", "cutmix")
 #: Values of ``X`` that :func:`lag1_autocorrelation` takes at a time.
 _BLOCK_VALUES = 2**22
 
@@ -152,16 +155,25 @@ def resolve_mixup(alpha: float | str, X: np.ndarray) -> float:
 
 
 def mixup(
-    X: torch.Tensor, alpha: float, generator: torch.Generator
+    X: torch.Tensor, alpha: float, generator: torch.Generator, kind: str = "blend"
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Mix each series of ``X`` ``(n, c, t)`` with another of the batch (Zhang et al. 2018).
+    """Mix each series of ``X`` ``(n, c, t)`` with another of the batch.
 
-    Not label-preserving: the caller mixes the targets with the same weights. Series
-    ``i`` becomes ``lam[i] * X[i] + (1 - lam[i]) * X[partner[i]]`` with ``lam`` drawn from
-    ``Beta(alpha, alpha)`` and folded to ``[0.5, 1]``, so every series stays mostly itself
-    (its own valid length and padding). Where the partner is NaN (shorter, or missing
-    there) the series keeps its own value. Returns ``(mixed, partner, lam)``.
+    Not label-preserving: the caller mixes the targets with the returned weights
+    ``lam``. A partner is drawn for every series and ``lam ~ Beta(alpha, alpha)``,
+    folded to ``[0.5, 1]``, so every series stays mostly itself (its own valid length and
+    padding). Where the partner is NaN (shorter, or missing there) the series keeps its
+    own value. Returns ``(mixed, partner, lam)``.
+
+    ``kind="blend"`` (mixup, Zhang et al. 2018): series ``i`` becomes
+    ``lam[i] * X[i] + (1 - lam[i]) * X[partner[i]]``. ``kind="cutmix"`` (Yun et al. 2019,
+    here in time): a window of ``1 - lam[i]`` of series ``i``'s valid length, at a random
+    place, is replaced by the partner's values there, and ``lam[i]`` becomes the share of
+    its observed values that it kept. A blend of two oscillations of different phase
+    mostly cancels; a window keeps each one's local shape.
     """
+    if kind not in MIXUP_KINDS:
+        raise ValueError(f"mixup_kind must be one of {MIXUP_KINDS}, got {kind!r}.")
     n = X.shape[0]
     partner = torch.randperm(n, generator=generator, device=generator.device).to(X.device)
     # torch's Beta sampler takes no generator: draw from numpy, seeded by the stream (on a
@@ -170,5 +182,27 @@ def mixup(
     lam = np.random.default_rng(seed).beta(alpha, alpha, size=n)
     lam = torch.as_tensor(np.maximum(lam, 1.0 - lam), dtype=X.dtype, device=X.device)
     other = X[partner]
+    if kind == "cutmix":
+        mixed, kept = _cutmix(X, other, lam, generator)
+        return mixed, partner, kept
     mixed = lam[:, None, None] * X + (1.0 - lam[:, None, None]) * other
     return torch.where(torch.isnan(other), X, mixed), partner, lam
+
+
+def _window(X: torch.Tensor, lam: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """``(n, 1, t)``: per series a run of ``1 - lam`` of its valid length, at a random start."""
+    length = valid_lengths(X).to(X.dtype)
+    width = torch.round((1.0 - lam) * length)
+    u = torch.rand(X.shape[0], generator=generator, device=generator.device).to(X.device)
+    start = torch.floor(u * (length - width + 1))
+    steps = torch.arange(X.shape[2], device=X.device, dtype=X.dtype)[None, :]
+    return ((steps >= start[:, None]) & (steps < (start + width)[:, None]))[:, None, :]
+
+
+def _cutmix(X: torch.Tensor, other: torch.Tensor, lam: torch.Tensor,
+            generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """``X`` with each series' window from ``other``, and the share of its values kept."""
+    window = _window(X, lam, generator) & ~torch.isnan(other) & ~torch.isnan(X)
+    observed = (~torch.isnan(X)).sum(dim=(1, 2)).clamp_min(1).to(X.dtype)
+    kept = 1.0 - window.sum(dim=(1, 2)).to(X.dtype) / observed
+    return torch.where(window, other, X), kept

@@ -285,6 +285,7 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
             augment_seed=seed + 2,  # pretraining's mask streams use seed and seed + 1
             exit_loss_weight=float(self.exit_loss_weight),
             mixup_alpha=self._mixup_alpha(),
+            mixup_kind=getattr(self, "mixup_kind", "blend"),
             module__n_classes=len(self.classes_),
             criterion=torch.nn.CrossEntropyLoss,
             criterion__label_smoothing=float(self.label_smoothing),

@@ -353,16 +353,18 @@ class AugmentedNetClassifier(SeededStepNet, NeuralNetClassifier):
     (:func:`sktspt.objectives.exit_loss`) on the pooled output of every encoder layer.
 
     ``mixup_alpha > 0`` trains on mixed pairs of series (:func:`sktspt.augment.mixup`,
-    after the augmentation) against targets mixed with the same weights.
+    after the augmentation, combined as ``mixup_kind`` says) against targets mixed with
+    the same weights.
     """
 
     def __init__(self, *args, augmentation=None, augment_seed=0, exit_loss_weight=0.0,
-                 mixup_alpha=0.0, **kwargs):
+                 mixup_alpha=0.0, mixup_kind="blend", **kwargs):
         super().__init__(*args, **kwargs)
         self.augmentation = augmentation
         self.augment_seed = augment_seed
         self.exit_loss_weight = exit_loss_weight
         self.mixup_alpha = mixup_alpha
+        self.mixup_kind = mixup_kind
 
     def stream_seed(self) -> int:
         return self.augment_seed
@@ -385,7 +387,8 @@ class AugmentedNetClassifier(SeededStepNet, NeuralNetClassifier):
         alpha = float(getattr(self, "mixup_alpha", 0.0) or 0.0)
         mixing = None
         if training and alpha > 0:
-            Xi, *mixing = mixup(Xi.to(self.device, non_blocking=True), alpha, generator)
+            kind = getattr(self, "mixup_kind", "blend")
+            Xi, *mixing = mixup(Xi.to(self.device, non_blocking=True), alpha, generator, kind)
         exit_weight = float(getattr(self, "exit_loss_weight", 0.0) or 0.0)
         if exit_weight > 0:
             # The pooled states are computed as the block ends: under autocast too.

@@ -209,6 +209,63 @@ def test_mixup_must_be_auto_or_a_non_negative_number(value):
         SPTClassifier(**_tiny(mixup=value)).fit(X, y)
 
 
+# --- mixup_kind="cutmix": a window from the partner -------------------------------------
+def test_cutmix_pastes_one_window_of_the_partner_and_weighs_by_the_share_kept():
+    X = torch.randn(8, 2, 40, generator=_gen(5))
+    mixed, partner, kept = mixup(X, 0.4, _gen(0), kind="cutmix")
+    _, partner_blend, lam = mixup(X, 0.4, _gen(0))
+    assert torch.equal(partner, partner_blend)  # the same draws as a blend, then the window
+    pasted = mixed != X
+    for i in range(8):
+        steps = pasted[i].any(dim=0).nonzero().flatten()
+        if len(steps):  # one contiguous run, all channels, the partner's values there
+            assert steps[-1] - steps[0] + 1 == len(steps) and pasted[i][:, steps].all()
+            torch.testing.assert_close(mixed[i][:, steps], X[partner[i]][:, steps])
+        share = 1 - pasted[i].sum().item() / X[i].numel()
+        if partner[i] != i:
+            assert kept[i].item() == pytest.approx(share)
+            assert abs(kept[i].item() - lam[i].item()) <= 1 / 40 + 1e-6  # rounded to steps
+    assert ((kept >= 0.5 - 1 / 40) & (kept <= 1.0)).all() and pasted.any()
+
+
+def test_cutmix_stays_inside_each_series_and_skips_missing_partner_values():
+    X = torch.randn(6, 1, 30, generator=_gen(2))
+    X[::2, :, 12:] = float("nan")  # every other series is shorter
+    for seed in range(5):
+        mixed, partner, kept = mixup(X, 1.0, _gen(seed), kind="cutmix")
+        assert torch.equal(torch.isnan(mixed), torch.isnan(X))  # own length and padding kept
+        partner_missing = torch.isnan(X[partner]) & ~torch.isnan(X)
+        assert torch.equal(mixed[partner_missing], X[partner_missing])
+        observed = (~torch.isnan(X)).sum(dim=(1, 2))
+        changed = ((mixed != X) & ~torch.isnan(X)).sum(dim=(1, 2))
+        same = partner == torch.arange(6)
+        torch.testing.assert_close(kept[~same], 1 - changed[~same] / observed[~same])
+
+
+def test_classifier_trains_with_the_chosen_mixup_kind():
+    X, y = make_panel(n=40, c=1, t=32, seed=1)
+    kw = _tiny(pretrain_epochs=0, max_epochs=2, mixup=0.4)
+    blend = SPTClassifier(**kw).fit(X, y)
+    cut = SPTClassifier(mixup_kind="cutmix", **kw).fit(X, y)
+    assert cut.net_.mixup_kind == "cutmix" and blend.net_.mixup_kind == "blend"
+    assert cut.history_[-1, "train_loss"] != pytest.approx(blend.history_[-1, "train_loss"])
+    np.testing.assert_array_equal(cut.predict_proba(X), clone(cut).fit(X, y).predict_proba(X))
+    off = dict(kw, mixup=0.0)  # without mixup the kind changes nothing
+    np.testing.assert_array_equal(
+        SPTClassifier(mixup_kind="cutmix", **off).fit(X, y).predict_proba(X),
+        SPTClassifier(**off).fit(X, y).predict_proba(X),
+    )
+
+
+@pytest.mark.parametrize("value", ["window", None, 1])
+def test_mixup_kind_must_be_blend_or_cutmix(value):
+    X, y = make_panel(n=20, c=1, t=32, seed=0)
+    with pytest.raises(ValueError, match="mixup_kind must be one of"):
+        SPTClassifier(**_tiny(mixup_kind=value)).fit(X, y)
+    with pytest.raises(ValueError, match="mixup_kind must be one of"):
+        mixup(torch.zeros(2, 1, 4), 0.4, _gen(0), kind=value)
+
+
 # --- mixup="auto": mix smooth series only ------------------------------------------------
 def _smooth_and_rough(n=24, t=60, seed=0):
     """Slow sines (lag-1 autocorrelation near 1) and white noise (near 0), two classes each."""
