@@ -165,6 +165,9 @@ CONFIGS["r19_patch10"] = {**CONFIGS["r18_auto"], "patch_tokens": 135}
 # The defaults since round 19: the package's own patch_size="auto" (32 tokens for the median
 # series of an unequal-length panel; for equal lengths the same as 32 patch_tokens).
 CONFIGS["r19_base"] = {k: v for k, v in CONFIGS["r18_auto"].items() if k != "patch_tokens"}
+# Mixup on every set, as a window of the partner (CutMix) instead of a blend: round 19 ran it
+# as a prototype switch on ACSF1 (rough series, unmixed by mixup="auto"); now a parameter.
+CONFIGS["r19_cutmix"] = {**CONFIGS["r19_base"], "mixup": 0.4, "mixup_kind": "cutmix"}
 # Twice the fine-tuning steps with mixup on (pretraining keeps its 1000): mixup's soft
 # targets are slower to fit, so its best budget may be longer than round 10's.
 CONFIGS["r19_ft2000"] = {**CONFIGS["r18_auto"], "auto_steps": 2000, "pretrain_steps": 1000}
