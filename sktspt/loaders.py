@@ -13,6 +13,8 @@ import numpy as np
 import torch
 from torch.utils.data import Subset
 
+from .views import valid_lengths
+
 __all__ = ["TensorBatchIterator"]
 
 
@@ -108,12 +110,8 @@ class TensorBatchIterator:
         """``Xb`` without the trailing steps that pad every one of its series (see above)."""
         if not self.trim_multiple or Xb.ndim != 3 or not Xb.is_floating_point():
             return Xb
-        t = Xb.shape[2]
-        observed = (~torch.isnan(Xb)).any(dim=1).any(dim=0).nonzero()
-        if len(observed) == 0:
-            return Xb
         p = self.trim_multiple
         # The last token's whole patch, then the margin its padded steps can see beyond it.
-        end = math.ceil((int(observed[-1]) + 1) / p) * p + self.trim_margin
+        end = math.ceil(int(valid_lengths(Xb).max()) / p) * p + self.trim_margin
         length = math.ceil(end / p) * p
-        return Xb[:, :, :length] if length < t else Xb
+        return Xb[:, :, :length] if length < Xb.shape[2] else Xb
