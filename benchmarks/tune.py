@@ -98,7 +98,8 @@ CONFIGS["r10_s500"] = {**CONFIGS["r6_ratio50"], "auto_steps": 500}
 CONFIGS["r11_ratio80"] = {**CONFIGS["r6_ratio50"], "mask_ratio": 0.8}
 CONFIGS["r11_ratio90"] = {**CONFIGS["r6_ratio50"], "mask_ratio": 0.9}
 # The defaults of rounds 11-17 (mask ratio 0.7, no mixup): the baseline of later rounds.
-CONFIGS["r11_base"] = {**CONFIGS["r10_ratio70"], "mixup": 0.0}
+# Mixup blended series until round 20 (mixup_kind="auto" since): pinned for the rounds after.
+CONFIGS["r11_base"] = {**CONFIGS["r10_ratio70"], "mixup": 0.0, "mixup_kind": "blend"}
 # Spans of two patches lost 1.2 points at ratio 0.5 (round 10); at 0.7 the visible gaps
 # between spans are shorter, so longer spans may no longer leave too little context.
 CONFIGS["r11_span2"] = {**CONFIGS["r11_base"], "span_patches": 2}
@@ -171,6 +172,9 @@ CONFIGS["r19_cutmix"] = {**CONFIGS["r19_base"], "mixup": 0.4, "mixup_kind": "cut
 # Twice the fine-tuning steps with mixup on (pretraining keeps its 1000): mixup's soft
 # targets are slower to fit, so its best budget may be longer than round 10's.
 CONFIGS["r19_ft2000"] = {**CONFIGS["r18_auto"], "auto_steps": 2000, "pretrain_steps": 1000}
+# Round 20: the defaults since, mixup_kind="auto" (rough series are cut, not left unmixed;
+# smooth ones blended as before).
+CONFIGS["r20_base"] = {**CONFIGS["r19_base"], "mixup_kind": "auto"}
 
 
 def load(name: str):

@@ -369,19 +369,21 @@ Off by default: stretching helped some datasets in training-split CV and cost AC
 Mixup in fine-tuning: each training series is mixed with another of its batch, weight
 ``max(lam, 1 - lam)`` with ``lam ~ Beta(mixup, mixup)``, and so are the targets
 (:func:`~sktspt.augment.mixup`). A regulariser for a few dozen labelled series that a
-transformer otherwise fits perfectly; 0 turns it off. ``"auto"``: 0.4 where the
-training series are smooth (median lag-1 autocorrelation at least 0.9), where a mix of
-two series still looks like a series of the task, else 0 (``mixup_``;
-:func:`~sktspt.augment.resolve_mixup`, ``docs/tuning.md``, round 18).""",
+transformer otherwise fits perfectly; 0 turns it off. ``"auto"``: 0.4 where the kind of
+mix suits the training series, else 0 (``mixup_``): a blend where they are smooth
+(median lag-1 autocorrelation at least 0.9), where a blend of two series still looks
+like a series of the task, and a window (CutMix) anywhere
+(:func:`~sktspt.augment.resolve_mixup`, ``docs/tuning.md``, rounds 18 and 20).""",
           Number(lambda v: 0 <= v < math.inf, '"auto" or a non-negative number', auto=True),
           roles=(CLASSIFIER,)),
-    Param("mixup_kind", "blend", '{"blend", "cutmix"}', """
+    Param("mixup_kind", "auto", '{"auto", "blend", "cutmix"}', """
 How mixup combines a series with its partner: ``"blend"`` mixes their values;
 ``"cutmix"`` replaces a window of ``1 - lam`` of the series by the partner's values
 there and weighs the targets by the share kept (:func:`~sktspt.augment.mixup`), which
-keeps each series' local shape where a blend of two oscillations cancels. Only used
-where ``mixup`` (or ``mixup_``) is above 0.""",
-          Options(MIXUP_KINDS), roles=(CLASSIFIER,)),
+keeps each series' local shape where a blend of two oscillations cancels. ``"auto"``:
+a blend where the training series are smooth (as for ``mixup="auto"``), else the
+window (``mixup_kind_``). Only used where ``mixup`` (or ``mixup_``) is above 0.""",
+          Options(MIXUP_KINDS + ("auto",)), roles=(CLASSIFIER,)),
     Param("validation_fraction", 0.0, "float", """
 Part of the training data held out (stratified by class when fine-tuning) to pick
 the best epoch in each phase (pretraining by reconstruction loss on fixed masks);

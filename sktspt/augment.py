@@ -28,13 +28,14 @@ from .views import crop_resample, valid_lengths
 __all__ = ["MIXUP_KINDS", "Augmentation", "lag1_autocorrelation", "mixup", "resolve_mixup",
            "shift_series"]
 
-#: ``mixup="auto"`` mixes with this ``alpha`` where the median lag-1 autocorrelation of the
-#: training series is at least :data:`SMOOTH_LAG1`, and not at all elsewhere: a mix of two
-#: smooth series is another plausible smooth series, a mix of two noisy spectra (ACSF1) is
-#: not (``docs/tuning.md``, rounds 17-18).
+#: ``mixup="auto"`` mixes with this ``alpha`` wherever the kind of mix suits the training
+#: series: a blend where the median lag-1 autocorrelation is at least :data:`SMOOTH_LAG1`
+#: (a blend of two smooth series is another plausible smooth series, a blend of two noisy
+#: spectra, ACSF1, is not: ``docs/tuning.md``, rounds 17-18), a window (CutMix) anywhere.
+#: ``mixup_kind="auto"`` blends smooth series and cuts the others (round 20).
 AUTO_MIXUP_ALPHA = 0.4
 SMOOTH_LAG1 = 0.9
-#: How :func:`mixup` combines a series with its partner (``mixup_kind``).
+#: How :func:`mixup` combines a series with its partner (``mixup_kind``, besides ``"auto"``).
 MIXUP_KINDS = ("blend", "cutmix")
 #: Values of ``X`` that :func:`lag1_autocorrelation` takes at a time.
 _BLOCK_VALUES = 2**22
@@ -143,15 +144,25 @@ def _lag1_correlations(X: np.ndarray) -> np.ndarray:
     return r[(count >= 3) & (var_a > 0) & (var_b > 0)]
 
 
-def resolve_mixup(alpha: float | str, X: np.ndarray) -> float:
-    """The mixup ``alpha`` that ``mixup="auto"`` stands for on prepared training panel ``X``.
+def resolve_mixup(alpha: float | str, X: np.ndarray, kind: str = "blend") -> tuple[float, str]:
+    """The mixup ``(alpha, kind)`` that ``"auto"`` stands for on prepared training panel ``X``.
 
-    :data:`AUTO_MIXUP_ALPHA` for smooth series (:func:`lag1_autocorrelation` at least
-    :data:`SMOOTH_LAG1`), else 0.0; a number is returned as a float.
+    ``kind="auto"`` is ``"blend"`` for smooth series (:func:`lag1_autocorrelation` at
+    least :data:`SMOOTH_LAG1`), else ``"cutmix"``. ``alpha="auto"`` is
+    :data:`AUTO_MIXUP_ALPHA` where the series are smooth or the kind is ``"cutmix"``, else
+    0.0 (rough series are not blended). Numbers are returned as floats; the
+    autocorrelation is computed only where an ``"auto"`` needs it.
     """
+    if kind != "auto" and kind not in MIXUP_KINDS:
+        raise ValueError(f"mixup_kind must be one of {MIXUP_KINDS + ('auto',)}, got {kind!r}.")
+    smooth = None
+    if kind == "auto" or (isinstance(alpha, str) and alpha == "auto" and kind == "blend"):
+        smooth = lag1_autocorrelation(X) >= SMOOTH_LAG1
+    if kind == "auto":
+        kind = "blend" if smooth else "cutmix"
     if isinstance(alpha, str) and alpha == "auto":
-        return AUTO_MIXUP_ALPHA if lag1_autocorrelation(X) >= SMOOTH_LAG1 else 0.0
-    return float(alpha)
+        alpha = AUTO_MIXUP_ALPHA if kind == "cutmix" or smooth else 0.0
+    return float(alpha), kind
 
 
 def mixup(

@@ -77,6 +77,9 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         Architecture of ``encoder_``.
     mixup_ : float
         The mixup ``alpha`` fine-tuning used (what ``mixup="auto"`` resolved to).
+    mixup_kind_ : str
+        How fine-tuning mixed series, ``"blend"`` or ``"cutmix"`` (what
+        ``mixup_kind="auto"`` resolved to).
     normalizer_ : Normalizer
         Normalisation statistics fitted on the training data.
 
@@ -122,7 +125,7 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         weights = self._sample_weights(sample_weight, y_enc)
         seed = self._resume_seed(self._seed(), X, y_enc, X_unlabeled, weights)
         Xp = self._prepare(X)
-        self.mixup_ = resolve_mixup(self.mixup, Xp)
+        self.mixup_, self.mixup_kind_ = resolve_mixup(self.mixup, Xp, self.mixup_kind)
         with self._seeded(seed):
             encoder_state = None
             self.pretrain_history_ = None
@@ -285,7 +288,7 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
             augment_seed=seed + 2,  # pretraining's mask streams use seed and seed + 1
             exit_loss_weight=float(self.exit_loss_weight),
             mixup_alpha=self._mixup_alpha(),
-            mixup_kind=getattr(self, "mixup_kind", "blend"),
+            mixup_kind=self._mixup_kind(),
             module__n_classes=len(self.classes_),
             criterion=torch.nn.CrossEntropyLoss,
             criterion__label_smoothing=float(self.label_smoothing),
@@ -303,6 +306,10 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         :func:`sktspt.compress.fuse_layers` rebuilds such a one's net.
         """
         return float(getattr(self, "mixup_", self.mixup))
+
+    def _mixup_kind(self) -> str:
+        """``mixup_kind`` as fit resolved it (``mixup_kind_``), or as set (older pickles)."""
+        return getattr(self, "mixup_kind_", getattr(self, "mixup_kind", "blend"))
 
     def _layer_decay(self) -> dict:
         """``optimizer__param_groups`` for ``layer_decay`` below 1, else nothing."""

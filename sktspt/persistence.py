@@ -50,6 +50,7 @@ from sklearn.utils.validation import check_is_fitted
 from skorch.history import History
 
 from ._version import __version__
+from .augment import MIXUP_KINDS
 from .data import InputSpec, Normalizer
 
 __all__ = ["save", "load", "FORMAT_VERSION"]
@@ -203,6 +204,8 @@ def save(estimator, path: str | os.PathLike) -> None:
     fitted.update({k: int(getattr(estimator, k)) for k in _EPOCH_STATE if hasattr(estimator, k)})
     if hasattr(estimator, "mixup_"):
         fitted["mixup_"] = float(estimator.mixup_)
+    if hasattr(estimator, "mixup_kind_"):
+        fitted["mixup_kind_"] = str(estimator.mixup_kind_)
     fitted["encoder_kwargs"] = {
         k: _json_value(f"encoder_kwargs_[{k!r}]", v)
         for k, v in estimator.encoder_kwargs_.items()
@@ -534,6 +537,15 @@ def _mixup(fitted: dict, params: dict) -> float:
     return float(value)
 
 
+def _mixup_kind(fitted: dict, params: dict) -> str:
+    """The fitted ``mixup_kind_``; files written before ``mixup_kind="auto"`` hold the
+    kind in ``params`` only."""
+    value = fitted.get("mixup_kind_", params["mixup_kind"])
+    if value not in MIXUP_KINDS:
+        raise ValueError(f"mixup_kind_ must be one of {MIXUP_KINDS}, got {value!r}")
+    return value
+
+
 def _input_spec(est, fitted: dict) -> tuple[InputSpec, dict]:
     """The input spec and ``encoder_kwargs`` of ``fitted``, checked; epochs set on ``est``."""
     shape = {}
@@ -613,6 +625,7 @@ def _build(meta: dict, device, probe: bool = False):
     is_classifier = name == "SPTClassifier"
     if is_classifier:
         est.mixup_ = _mixup(fitted, params)
+        est.mixup_kind_ = _mixup_kind(fitted, params)
     if is_classifier != ("classes" in fitted):
         raise ValueError(
             f"an {name} file must {'' if is_classifier else 'not '}hold classes"

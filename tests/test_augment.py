@@ -245,7 +245,7 @@ def test_cutmix_stays_inside_each_series_and_skips_missing_partner_values():
 def test_classifier_trains_with_the_chosen_mixup_kind():
     X, y = make_panel(n=40, c=1, t=32, seed=1)
     kw = _tiny(pretrain_epochs=0, max_epochs=2, mixup=0.4)
-    blend = SPTClassifier(**kw).fit(X, y)
+    blend = SPTClassifier(mixup_kind="blend", **kw).fit(X, y)
     cut = SPTClassifier(mixup_kind="cutmix", **kw).fit(X, y)
     assert cut.net_.mixup_kind == "cutmix" and blend.net_.mixup_kind == "blend"
     assert cut.history_[-1, "train_loss"] != pytest.approx(blend.history_[-1, "train_loss"])
@@ -253,12 +253,12 @@ def test_classifier_trains_with_the_chosen_mixup_kind():
     off = dict(kw, mixup=0.0)  # without mixup the kind changes nothing
     np.testing.assert_array_equal(
         SPTClassifier(mixup_kind="cutmix", **off).fit(X, y).predict_proba(X),
-        SPTClassifier(**off).fit(X, y).predict_proba(X),
+        SPTClassifier(mixup_kind="blend", **off).fit(X, y).predict_proba(X),
     )
 
 
 @pytest.mark.parametrize("value", ["window", None, 1])
-def test_mixup_kind_must_be_blend_or_cutmix(value):
+def test_mixup_kind_must_be_auto_blend_or_cutmix(value):
     X, y = make_panel(n=20, c=1, t=32, seed=0)
     with pytest.raises(ValueError, match="mixup_kind must be one of"):
         SPTClassifier(**_tiny(mixup_kind=value)).fit(X, y)
@@ -318,11 +318,32 @@ def test_lag1_autocorrelation_does_not_shrink_on_short_series():
     assert lag1_autocorrelation(X[..., :24]) > 0.97
 
 
-def test_resolve_mixup_mixes_smooth_training_series_only():
+def test_resolve_mixup_blends_smooth_series_and_cuts_rough_ones():
     smooth, rough, _ = _smooth_and_rough()
-    assert resolve_mixup("auto", smooth) == AUTO_MIXUP_ALPHA
-    assert resolve_mixup("auto", rough) == 0.0
-    assert resolve_mixup(0.2, rough) == 0.2 and isinstance(resolve_mixup(1, rough), float)
+    assert resolve_mixup("auto", smooth, "auto") == (AUTO_MIXUP_ALPHA, "blend")
+    assert resolve_mixup("auto", rough, "auto") == (AUTO_MIXUP_ALPHA, "cutmix")
+    # A blend of two rough series is no series of the task: "auto" does not blend them.
+    assert resolve_mixup("auto", smooth, "blend") == (AUTO_MIXUP_ALPHA, "blend")
+    assert resolve_mixup("auto", rough, "blend") == (0.0, "blend")
+    assert resolve_mixup("auto", smooth, "cutmix") == (AUTO_MIXUP_ALPHA, "cutmix")
+    assert resolve_mixup(0.2, rough, "auto") == (0.2, "cutmix")
+    assert resolve_mixup(0.2, rough, "blend") == (0.2, "blend")
+    alpha, kind = resolve_mixup(1, smooth, "auto")
+    assert isinstance(alpha, float) and (alpha, kind) == (1.0, "blend")
+    with pytest.raises(ValueError, match="mixup_kind must be one of"):
+        resolve_mixup("auto", smooth, "window")
+
+
+def test_resolve_mixup_measures_the_series_only_where_an_auto_needs_it(monkeypatch):
+    import sktspt.augment
+
+    def fail(X):
+        raise AssertionError("lag1_autocorrelation computed")
+
+    monkeypatch.setattr(sktspt.augment, "lag1_autocorrelation", fail)
+    smooth, _, _ = _smooth_and_rough()
+    assert resolve_mixup(0.3, smooth, "blend") == (0.3, "blend")
+    assert resolve_mixup("auto", smooth, "cutmix") == (AUTO_MIXUP_ALPHA, "cutmix")
 
 
 def test_classifier_resolves_auto_mixup_per_training_set_and_keeps_numbers():
@@ -330,8 +351,12 @@ def test_classifier_resolves_auto_mixup_per_training_set_and_keeps_numbers():
     kw = _tiny(pretrain_epochs=0, max_epochs=1)
     on = SPTClassifier(**kw).fit(smooth, y)
     assert on.mixup == "auto" and on.mixup_ == AUTO_MIXUP_ALPHA
-    assert on.net_.mixup_alpha == AUTO_MIXUP_ALPHA
-    off = SPTClassifier(**kw).fit(rough, y)
+    assert on.mixup_kind == "auto" and on.mixup_kind_ == "blend"
+    assert (on.net_.mixup_alpha, on.net_.mixup_kind) == (AUTO_MIXUP_ALPHA, "blend")
+    cut = SPTClassifier(**kw).fit(rough, y)
+    assert (cut.mixup_, cut.mixup_kind_) == (AUTO_MIXUP_ALPHA, "cutmix")
+    assert (cut.net_.mixup_alpha, cut.net_.mixup_kind) == (AUTO_MIXUP_ALPHA, "cutmix")
+    off = SPTClassifier(mixup_kind="blend", **kw).fit(rough, y)
     assert off.mixup_ == 0.0 and off.net_.mixup_alpha == 0.0
-    fixed = SPTClassifier(mixup=0.7, **kw).fit(rough, y)
+    fixed = SPTClassifier(mixup=0.7, mixup_kind="blend", **kw).fit(rough, y)
     assert fixed.mixup_ == 0.7 and fixed.net_.mixup_alpha == 0.7

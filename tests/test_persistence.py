@@ -177,6 +177,19 @@ def test_resolved_mixup_is_saved_with_the_model(tmp_path):
     loaded = load(tmp_path / "m")
     assert loaded.mixup == "auto" and loaded.mixup_ == clf.mixup_
     assert loaded.net_.mixup_alpha == clf.mixup_  # a warm start mixes as the fit did
+    assert loaded.mixup_kind == "auto" and loaded.mixup_kind_ == clf.mixup_kind_ == "blend"
+    assert loaded.net_.mixup_kind == "blend"
+
+
+def test_resolved_mixup_kind_is_saved_with_the_model(tmp_path):
+    """Rough series resolve ``mixup_kind="auto"`` to the window; a loaded model keeps it."""
+    X = np.random.default_rng(0).normal(size=(24, 1, 30)).astype(np.float32)
+    clf = SPTClassifier(pretrain_epochs=0, max_epochs=1, **TINY).fit(X, np.arange(24) % 2)
+    assert clf.mixup_kind_ == "cutmix"
+    clf.save(tmp_path / "m")
+    loaded = load(tmp_path / "m")
+    assert loaded.mixup_kind == "auto" and loaded.mixup_kind_ == "cutmix"
+    assert loaded.net_.mixup_kind == "cutmix"
 
 
 def test_loaded_classifier_can_warm_start(fitted, data, tmp_path):
@@ -311,6 +324,10 @@ BAD_FILES = {
         src, dst, meta=with_meta(lambda m: m["fitted"].update(mixup_=-0.5))),
     "auto mixup unresolved": lambda src, dst: rewrite(
         src, dst, meta=with_meta(lambda m: m["fitted"].pop("mixup_"))),
+    "auto mixup_kind unresolved": lambda src, dst: rewrite(
+        src, dst, meta=with_meta(lambda m: m["fitted"].pop("mixup_kind_"))),
+    "unknown mixup_kind_": lambda src, dst: rewrite(
+        src, dst, meta=with_meta(lambda m: m["fitted"].update(mixup_kind_="swirl"))),
     "wrong shape state": lambda src, dst: rewrite(
         src, dst, meta=with_meta(lambda m: m["fitted"].update(n_channels_=5))),
 }

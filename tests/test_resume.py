@@ -188,7 +188,8 @@ def test_interrupt_without_checkpoint_dir_is_surfaced(data):
 
 def test_early_stopping_is_not_an_interruption(data, tmp_path):
     X, y = data
-    clf = SPTClassifier(pretrain_epochs=0, max_epochs=10, lr=0.01, patience=3,
+    # Without mixup the validation loss of this small set soon stops falling.
+    clf = SPTClassifier(pretrain_epochs=0, max_epochs=10, lr=0.01, patience=3, mixup=0.0,
                         validation_fraction=0.2, checkpoint_dir=tmp_path, **TINY).fit(X, y)
     assert len(clf.history_) < 10
     assert folders(tmp_path / "finetune") == ["final"]

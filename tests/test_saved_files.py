@@ -44,6 +44,7 @@ def test_classifier_saved_by_0_2_0_predicts_as_it_did(saved_0_2_0):
     clf = sktspt.load(DATA / "classifier-0.2.0.sktspt")
     assert clf.n_estimators == 2 and clf.tokenizer == "conv"
     assert clf.mixup == 0.0 and clf.mixup_ == 0.0  # no mixup then; "auto" came later
+    assert clf.mixup_kind == clf.mixup_kind_ == "blend"  # and no mixup_kind either
     assert (clf.n_channels_, clf.n_timepoints_, clf.patch_size_) == (2, 30, 1)
     X = saved_0_2_0["X"]
     np.testing.assert_allclose(clf.predict_proba(X), saved_0_2_0["proba"], atol=1e-6)
