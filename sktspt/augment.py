@@ -144,7 +144,7 @@ def _lag1_correlations(X: np.ndarray) -> np.ndarray:
     return r[(count >= 3) & (var_a > 0) & (var_b > 0)]
 
 
-def resolve_mixup(alpha: float | str, X: np.ndarray, kind: str = "blend") -> tuple[float, str]:
+def resolve_mixup(alpha: float | str, X: np.ndarray, kind: str = "auto") -> tuple[float, str]:
     """The mixup ``(alpha, kind)`` that ``"auto"`` stands for on prepared training panel ``X``.
 
     ``kind="auto"`` is ``"blend"`` for smooth series (:func:`lag1_autocorrelation` at

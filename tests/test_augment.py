@@ -322,6 +322,7 @@ def test_resolve_mixup_blends_smooth_series_and_cuts_rough_ones():
     smooth, rough, _ = _smooth_and_rough()
     assert resolve_mixup("auto", smooth, "auto") == (AUTO_MIXUP_ALPHA, "blend")
     assert resolve_mixup("auto", rough, "auto") == (AUTO_MIXUP_ALPHA, "cutmix")
+    assert resolve_mixup("auto", rough) == resolve_mixup("auto", rough, "auto")  # as fit's
     # A blend of two rough series is no series of the task: "auto" does not blend them.
     assert resolve_mixup("auto", smooth, "blend") == (AUTO_MIXUP_ALPHA, "blend")
     assert resolve_mixup("auto", rough, "blend") == (0.0, "blend")
