@@ -72,3 +72,49 @@ def test_conv_patch_merge_is_the_strided_convolution():
     h = tok.act(tok.norm(h.transpose(1, 2))).transpose(1, 2)
     expected = tok.merge(h).transpose(1, 2)
     torch.testing.assert_close(tok(x, available), expected)
+
+
+def _branch_reference(tok, x, available):
+    """The stem as its definition: each branch a convolution, LayerNorm, GELU, the merge."""
+    h = torch.cat([torch.where(available, x, 0.0), (~available).float()], dim=1)
+    h = torch.cat([branch(h) for branch in tok.branches], dim=1)
+    h = tok.act(tok.norm(h.transpose(1, 2))).transpose(1, 2)
+    return tok.merge(h).transpose(1, 2)
+
+
+@pytest.mark.parametrize("im2col_max", [0, 2**20], ids=["convolution", "im2col"])
+def test_conv_stem_products_match_the_branches_and_their_gradients(monkeypatch, im2col_max):
+    """Both ways the stem runs (windows times weights, or one convolution) are the branches'
+    function, with the branches' gradients, for several channels and an odd length."""
+    import sktspt.nn.tokenizers as tokenizers
+
+    monkeypatch.setattr(tokenizers, "IM2COL_MAX", im2col_max)
+    torch.manual_seed(1)
+    tok = ConvEmbedding(n_channels=3, patch_size=7, d_model=20)
+    x = torch.randn(4, 3, 49)
+    available = torch.rand(4, 3, 49) > 0.3
+    fast = tok(x, available)
+    fast.square().sum().backward()
+    fast_grads = [p.grad.clone() for p in tok.parameters()]
+    tok.zero_grad()
+    slow = _branch_reference(tok, x, available)
+    slow.square().sum().backward()
+    torch.testing.assert_close(fast, slow, rtol=1e-5, atol=1e-5)
+    for got, want in zip(fast_grads, [p.grad for p in tok.parameters()]):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_long_many_channel_series_take_the_convolution(monkeypatch):
+    """Past IM2COL_MAX floats of windows a series, the stem must not build the windows."""
+    import sktspt.nn.tokenizers as tokenizers
+
+    tok = ConvEmbedding(n_channels=2, patch_size=4, d_model=8)
+    x = torch.randn(2, 2, 64)
+    ones = torch.ones_like(x, dtype=torch.bool)
+    calls, conv1d = [], tokenizers.F.conv1d
+    monkeypatch.setattr(tokenizers.F, "conv1d", lambda *a, **k: calls.append(1) or conv1d(*a, **k))
+    tok(x, ones)
+    assert not calls
+    monkeypatch.setattr(tokenizers, "IM2COL_MAX", 64 * 4 * 39 - 1)
+    tok(x, ones)
+    assert calls

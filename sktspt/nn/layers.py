@@ -7,9 +7,9 @@ encoder (:mod:`sktspt.nn.encoder`) stacks either kind, so these live apart from 
 from __future__ import annotations
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
+from .dropout import Dropout, attention
 from .positional import Rotary, alibi_bias, alibi_slopes
 
 __all__ = ["SelfAttention", "EncoderLayer"]
@@ -62,9 +62,7 @@ class SelfAttention(nn.Module):
             y = self.sparse_attention(q, kk, v, keep, self.slopes, self.dropout)
             return self.out(y.transpose(1, 2).reshape(n, k, d))
         bias = self._bias(keep, k, q.dtype)
-        y = F.scaled_dot_product_attention(
-            q, kk, v, attn_mask=bias, dropout_p=self.dropout if self.training else 0.0
-        )
+        y = attention(q, kk, v, bias, self.dropout if self.training else 0.0)
         return self.out(y.transpose(1, 2).reshape(n, k, d))
 
     def attention_weights(self, x: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
@@ -85,10 +83,10 @@ class EncoderLayer(nn.Module):
         self.ffn = nn.Sequential(
             nn.Linear(d_model, dim_feedforward),
             nn.GELU(),
-            nn.Dropout(dropout),
+            Dropout(dropout),
             nn.Linear(dim_feedforward, d_model),
         )
-        self.drop = nn.Dropout(dropout)
+        self.drop = Dropout(dropout)
 
     def forward(self, x: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
         x = x + self.drop(self.attn(self.norm1(x), keep))

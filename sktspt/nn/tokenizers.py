@@ -26,6 +26,9 @@ CONV_KERNELS = (3, 9, 19, 39)
 #: Steps past a series' end that its last token's features can see (the widest kernel's
 #: half-width; a patch token sees none past its own patch).
 STEM_REACH = max(CONV_KERNELS) // 2
+#: Most floats one series' stem windows may take before the stem runs as convolutions
+#: (4 MB: a 1,460-step univariate series takes 114,000).
+IM2COL_MAX = 2**20
 
 
 def patchify(x: torch.Tensor, patch_size: int) -> torch.Tensor:
@@ -70,11 +73,21 @@ class ConvEmbedding(nn.Module):
     which series share a batch, nor on padding) and GELU follow, and a convolution of
     kernel and stride ``patch_size`` turns each patch into one token.
 
-    That convolution's windows do not overlap, so it is applied as one matrix product
-    over each patch's flattened ``(patch_size, d_model)`` features: the same weights
-    and the same function, without transposing the full-resolution features back. On
-    CPU the strided convolution's backward pass was the costliest step of a fit on long
-    series; as a product, a default PLAID fit takes 147 s instead of 192 s on 2 cores.
+    Both convolutions run as matrix products, the same weights and the same function:
+
+    - the branches as one product of each step's window of the widest kernel
+      (``2 c x 39`` values, im2col) with their weights, each zero-padded to that width.
+      The input has two channels per series channel (values and flags), far too few for
+      a convolution kernel to be efficient on CPU, and the product's output is already
+      time-major for the LayerNorm, so no transpose is copied. Where a series' windows
+      would take more than :data:`IM2COL_MAX` floats (long series of many channels),
+      the branches run as convolutions instead, so memory stays linear in the input;
+    - the merge (its windows do not overlap) as one product over each patch's flattened
+      ``(patch_size, d_model)`` features.
+
+    On CPU the convolutions were the costliest step of a fit on long series; as
+    products, a fit on ACSF1 (1,460 steps) takes 18 % less time and one on PLAID 7 %
+    (``docs/tuning.md``, round 21).
     """
 
     def __init__(self, n_channels: int, patch_size: int, d_model: int,
@@ -90,10 +103,30 @@ class ConvEmbedding(nn.Module):
         self.act = nn.GELU()
         self.merge = nn.Conv1d(d_model, d_model, patch_size, stride=patch_size)
 
+    def stem_weight(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The branches as one kernel ``(d_model, 2 c, widest)`` and its bias."""
+        width = max(branch.kernel_size[0] for branch in self.branches)
+        weights = []
+        for branch in self.branches:
+            pad = (width - branch.kernel_size[0]) // 2
+            weights.append(F.pad(branch.weight, (pad, pad)))
+        return torch.cat(weights), torch.cat([branch.bias for branch in self.branches])
+
+    def stem(self, h: torch.Tensor) -> torch.Tensor:
+        """The branches' outputs, time-major: ``(n, 2c, t)`` -> ``(n, t, d_model)``."""
+        weight, bias = self.stem_weight()
+        d, c2, width = weight.shape
+        n, _, t = h.shape
+        if t * c2 * width > IM2COL_MAX:
+            return F.conv1d(h, weight, bias, padding=width // 2).transpose(1, 2)
+        # Time-major and padded, each step's window is ``width * 2c`` consecutive floats:
+        # a strided view, copied row by row, not a gather.
+        padded = F.pad(h, (width // 2, width // 2)).transpose(1, 2).contiguous()
+        windows = padded.as_strided((n, t, width * c2), (padded.shape[1] * c2, c2, 1))
+        return F.linear(windows, weight.permute(0, 2, 1).reshape(d, width * c2), bias)
+
     def forward(self, x: torch.Tensor, available: torch.Tensor) -> torch.Tensor:
-        h = torch.cat(_values_and_flags(x, available), dim=1)
-        h = torch.cat([branch(h) for branch in self.branches], dim=1)
-        h = self.act(self.norm(h.transpose(1, 2)))
+        h = self.act(self.norm(self.stem(torch.cat(_values_and_flags(x, available), dim=1))))
         n, t, d = h.shape
         weight = self.merge.weight.permute(0, 2, 1).reshape(self.merge.out_channels, -1)
         return F.linear(h.reshape(n, t // self.patch_size, self.patch_size * d), weight,
