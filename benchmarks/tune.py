@@ -99,7 +99,8 @@ CONFIGS["r11_ratio80"] = {**CONFIGS["r6_ratio50"], "mask_ratio": 0.8}
 CONFIGS["r11_ratio90"] = {**CONFIGS["r6_ratio50"], "mask_ratio": 0.9}
 # The defaults of rounds 11-17 (mask ratio 0.7, no mixup): the baseline of later rounds.
 # Mixup blended series until round 20 (mixup_kind="auto" since): pinned for the rounds after.
-CONFIGS["r11_base"] = {**CONFIGS["r10_ratio70"], "mixup": 0.0, "mixup_kind": "blend"}
+CONFIGS["r11_base"] = {**CONFIGS["r10_ratio70"], "mixup": 0.0, "mixup_kind": "blend",
+                      "mask_ratio_spread": 0.0}
 # Spans of two patches lost 1.2 points at ratio 0.5 (round 10); at 0.7 the visible gaps
 # between spans are shorter, so longer spans may no longer leave too little context.
 CONFIGS["r11_span2"] = {**CONFIGS["r11_base"], "span_patches": 2}
@@ -175,6 +176,9 @@ CONFIGS["r19_ft2000"] = {**CONFIGS["r18_auto"], "auto_steps": 2000, "pretrain_st
 # Round 20: the defaults since, mixup_kind="auto" (rough series are cut, not left unmixed;
 # smooth ones blended as before).
 CONFIGS["r20_base"] = {**CONFIGS["r19_base"], "mixup_kind": "auto"}
+# Round 21: each series hides its own fraction, drawn from 0.7 ± 0.25 (0.45-0.95), so
+# pretraining also sees mostly visible series, as fine-tuning does; the defaults since.
+CONFIGS["r21_spread"] = {**CONFIGS["r20_base"], "mask_ratio_spread": 0.25}
 
 
 def load(name: str):

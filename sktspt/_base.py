@@ -497,6 +497,7 @@ class SPTBase(BaseEstimator):
             objective_kwargs = dict(
                 **self._module(ReconstructionModel), criterion=torch.nn.MSELoss, masking=masking,
                 mask_ratio=float(self.mask_ratio), mean_span=self._mean_span(), mask_seed=seed,
+                ratio_spread=float(self.mask_ratio_spread),
                 mask_channels=self._mask_channels(),
                 min_crop=None if getattr(self, "pretrain_crops", None) is None
                 else float(self.pretrain_crops),

@@ -13,6 +13,12 @@ vectorised over the whole batch, so the same seed gives the same masks.
   must infer one modality from the others.
 - ``mixed``: one of the four drawn per batch.
 
+``ratio_spread`` (``make_mask``, the estimators' ``mask_ratio_spread``) gives each series
+its own ratio, drawn uniformly from ``mask_ratio ± ratio_spread`` (within
+``[0.05, 0.95]``), whatever the objective: pretraining then also sees series that are
+mostly visible, closer to what fine-tuning and prediction show the network, and series
+that are mostly hidden, without moving the mean ratio.
+
 ``channels`` (``make_mask``, the estimators' ``mask_channels``) restricts any objective
 to some channels: the others, covariates that are always known, are never hidden, so
 they stay visible as context and are never reconstructed (the loss counts hidden values
@@ -32,32 +38,59 @@ import torch
 
 __all__ = [
     "MASKINGS", "make_mask", "random_mask", "span_mask", "block_mask", "channel_mask",
-    "restrict_to_channels", "random_crop", "resolve_masking",
+    "restrict_to_channels", "random_crop", "resolve_masking", "draw_ratios",
 ]
 
 MASKINGS = ("random", "span", "block", "channel", "mixed")
+#: The range a series' own ratio is kept in when ``ratio_spread`` is set.
+RATIO_RANGE = (0.05, 0.95)
 
 
 def _uniform(shape, generator: torch.Generator, device) -> torch.Tensor:
     return torch.rand(shape, generator=generator, device=device)
 
 
-def random_mask(shape, mask_ratio: float, generator: torch.Generator, device=None) -> torch.Tensor:
-    """Hide each value independently with probability ``mask_ratio``."""
-    return _uniform(shape, generator, device) < mask_ratio
+def draw_ratios(mask_ratio: float, ratio_spread: float, n: int, generator: torch.Generator,
+                device=None) -> float | torch.Tensor:
+    """``mask_ratio`` itself, or with a spread, one ratio per series ``(n,)``."""
+    if not ratio_spread:
+        return float(mask_ratio)
+    low = max(mask_ratio - ratio_spread, RATIO_RANGE[0])
+    high = min(mask_ratio + ratio_spread, RATIO_RANGE[1])
+    return low + (high - low) * _uniform((n,), generator, device)
 
 
-def _geometric(shape, mean: float, generator, device) -> torch.Tensor:
-    """Geometric lengths (support 1, 2, ...) with the given mean, by inverse CDF."""
-    if mean <= 1.0:
-        return torch.ones(shape, device=device)
-    p = 1.0 / mean
+def _per_row(ratio: float | torch.Tensor, rows: int) -> float | torch.Tensor:
+    """A ratio per series as a column of one ratio per row (``rows`` a multiple of n)."""
+    if isinstance(ratio, torch.Tensor):
+        return ratio.repeat_interleave(rows // ratio.numel())[:, None]
+    return ratio
+
+
+def random_mask(shape, mask_ratio, generator: torch.Generator, device=None) -> torch.Tensor:
+    """Hide each value independently with probability ``mask_ratio`` (one, or per series)."""
+    ratio = _per_row(mask_ratio, shape[0])
+    if isinstance(ratio, torch.Tensor):
+        ratio = ratio.reshape((-1,) + (1,) * (len(shape) - 1))
+    return _uniform(shape, generator, device) < ratio
+
+
+def _geometric(shape, mean, generator, device) -> torch.Tensor:
+    """Geometric lengths (support 1, 2, ...) with the given mean (one, or per row), by
+    inverse CDF."""
+    if not isinstance(mean, torch.Tensor):
+        if mean <= 1.0:
+            return torch.ones(shape, device=device)
+        p = 1.0 / mean
+        u = _uniform(shape, generator, device).clamp_min(1e-12)
+        return torch.floor(torch.log(u) / math.log1p(-p)) + 1.0
     u = _uniform(shape, generator, device).clamp_min(1e-12)
-    return torch.floor(torch.log(u) / math.log1p(-p)) + 1.0
+    lengths = torch.floor(torch.log(u) / torch.log1p(-1.0 / mean.clamp_min(1.0 + 1e-6))) + 1.0
+    return torch.where(mean > 1.0, lengths, torch.ones_like(lengths))
 
 
 def span_mask(
-    shape, mask_ratio: float, mean_span: float, generator: torch.Generator, device=None
+    shape, mask_ratio, mean_span: float, generator: torch.Generator, device=None
 ) -> torch.Tensor:
     """Alternating hidden / visible runs of geometric length per row.
 
@@ -65,16 +98,23 @@ def span_mask(
     ``mean_span * (1 - r) / r``, so the stationary hidden fraction is ``r``. The
     first run is hidden with probability ``r``. All rows are drawn at once: run
     lengths are accumulated and each time step finds its run by ``searchsorted``.
+    ``mask_ratio`` is one ratio, or one per series (a tensor ``(n,)`` in ``(0, 1)``).
     """
     *lead, t = shape
     rows = math.prod(lead) if lead else 1
-    r = float(mask_ratio)
-    if r <= 0.0:
-        return torch.zeros(shape, dtype=torch.bool, device=device)
-    if r >= 1.0:
-        return torch.ones(shape, dtype=torch.bool, device=device)
+    if isinstance(mask_ratio, torch.Tensor):
+        # Enough runs for the largest ratio a series may draw, without reading it back.
+        r, top = _per_row(mask_ratio, rows), RATIO_RANGE[1]
+        shortest = min(mean_span, mean_span * (1.0 - top) / top)
+    else:
+        r = float(mask_ratio)
+        if r <= 0.0:
+            return torch.zeros(shape, dtype=torch.bool, device=device)
+        if r >= 1.0:
+            return torch.ones(shape, dtype=torch.bool, device=device)
+        shortest = min(mean_span, mean_span * (1.0 - r) / r)
     mean_visible = mean_span * (1.0 - r) / r
-    n_runs = 2 * (int(t / (1.0 + min(mean_span, mean_visible))) + 8)
+    n_runs = 2 * (int(t / (1.0 + shortest)) + 8)
     hidden_len = _geometric((rows, n_runs // 2), mean_span, generator, device)
     visible_len = _geometric((rows, n_runs // 2), mean_visible, generator, device)
     start_hidden = _uniform((rows, 1), generator, device) < r
@@ -111,7 +151,7 @@ def channel_mask(
     n, c, t = shape
     if c < 2:
         raise ValueError("channel masking needs at least 2 channels.")
-    hidden = _uniform((n, c), generator, device) < mask_ratio
+    hidden = _uniform((n, c), generator, device) < _per_row(mask_ratio, n)
     # Where every channel was drawn hidden, reveal one channel chosen at random.
     if observed is None:
         keep = torch.randint(0, c, (n,), generator=generator, device=device)
@@ -143,19 +183,24 @@ def resolve_masking(kind: str, n_channels: int) -> str:
 def make_mask(
     kind: str,
     shape,
-    mask_ratio: float,
+    mask_ratio,
     mean_span: float,
     generator: torch.Generator,
     device=None,
     observed=None,
     channels=None,
+    ratio_spread: float = 0.0,
 ) -> torch.Tensor:
     """Draw a mask of the named objective. ``channel`` on one channel becomes ``span``.
 
     ``observed`` (boolean, ``shape``), when given, marks the values that exist: the mask
     then never includes a missing or padding value, so those never count as hidden.
     ``channels`` (indices), when given, are the only channels that may be hidden.
+    ``ratio_spread`` > 0 draws each series' ratio from ``mask_ratio ± ratio_spread``
+    (:func:`draw_ratios`) first; ``mask_ratio`` may also be such ratios already.
     """
+    if ratio_spread:
+        mask_ratio = draw_ratios(mask_ratio, ratio_spread, shape[0], generator, device)
     if channels is not None:
         mask = make_mask(kind, shape, mask_ratio, mean_span, generator, device, observed)
         return restrict_to_channels(mask, channels)

@@ -92,7 +92,8 @@ def _estimator_classes() -> dict:
 #: Parameters added after the first saved format, with the behaviour files without them had
 #: (``tokenizer`` arrived with the convolutional stem, which became the default at once;
 #: ``differences`` with the difference view; ``mixup`` was 0 until its ``"auto"``).
-_BEFORE_PARAMETER = {"tokenizer": "patch", "differences": 0, "mixup": 0.0, "mixup_kind": "blend"}
+_BEFORE_PARAMETER = {"tokenizer": "patch", "differences": 0, "mixup": 0.0, "mixup_kind": "blend",
+                     "mask_ratio_spread": 0.0}
 
 
 def _version() -> str:

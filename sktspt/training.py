@@ -174,7 +174,7 @@ class MaskedPretrainNet(SeededStepNet):
 
     Parameters (besides ``NeuralNet``'s)
     ------------------------------------
-    masking, mask_ratio, mean_span
+    masking, mask_ratio, mean_span, ratio_spread
         The masking objective (see :mod:`sktspt.masking`).
     mask_seed : int
         Seeds the mask generators: training masks follow one stream; validation
@@ -193,7 +193,7 @@ class MaskedPretrainNet(SeededStepNet):
 
     def __init__(
         self, *args, masking="span", mask_ratio=0.3, mean_span=3.0, mask_seed=0, loss="mse",
-        augmentation=None, mask_channels=None, min_crop=None, **kwargs,
+        augmentation=None, mask_channels=None, min_crop=None, ratio_spread=0.0, **kwargs,
     ):
         super().__init__(*args, **kwargs)
         self.augmentation = augmentation
@@ -201,6 +201,7 @@ class MaskedPretrainNet(SeededStepNet):
         self.min_crop = min_crop
         self.masking = masking
         self.mask_ratio = mask_ratio
+        self.ratio_spread = ratio_spread
         self.mean_span = mean_span
         self.mask_seed = mask_seed
         self.loss = loss
@@ -213,6 +214,7 @@ class MaskedPretrainNet(SeededStepNet):
         return make_mask(
             self.masking, tuple(X.shape), self.mask_ratio, self.mean_span, generator, X.device,
             observed=~torch.isnan(X), channels=self.mask_channels,
+            ratio_spread=self.ratio_spread,
         )
 
     def random_step(self, batch, generator, training, **fit_params):

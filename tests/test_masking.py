@@ -95,3 +95,47 @@ def test_mixed_draws_several_objectives():
 def test_unknown_masking_raises():
     with pytest.raises(ValueError, match="masking must be one of"):
         make_mask("nope", (2, 1, 8), 0.3, 3.0, gen())
+
+
+# --- a ratio per series (mask_ratio_spread) ----------------------------------------------
+def test_no_spread_is_one_ratio_and_draws_nothing():
+    from sktspt.masking import draw_ratios
+
+    g = gen(5)
+    assert draw_ratios(0.7, 0.0, 10, g) == 0.7
+    assert torch.equal(g.get_state(), gen(5).get_state())
+    assert torch.equal(make_mask("span", (8, 2, 64), 0.7, 4.0, gen(1), ratio_spread=0.0),
+                       make_mask("span", (8, 2, 64), 0.7, 4.0, gen(1)))
+
+
+def test_spread_ratios_cover_their_range_within_bounds():
+    from sktspt.masking import draw_ratios
+
+    r = draw_ratios(0.7, 0.25, 20_000, gen())
+    assert r.shape == (20_000,)
+    assert 0.45 <= r.min() < 0.46 and 0.94 < r.max() <= 0.95
+    assert abs(r.mean().item() - 0.7) < 0.005
+    clipped = draw_ratios(0.9, 0.2, 20_000, gen())
+    assert clipped.min() >= 0.7 and clipped.max() <= 0.95
+
+
+@pytest.mark.parametrize("kind", ["random", "span", "block", "channel"])
+def test_spread_gives_each_series_its_own_ratio(kind):
+    """The mean ratio stays, but series differ far more than one ratio's sampling noise."""
+    shape = (600, 64, 10) if kind == "channel" else (600, 2, 400)
+    one = make_mask(kind, shape, 0.6, 6.0, gen())
+    spread = make_mask(kind, shape, 0.6, 6.0, gen(), ratio_spread=0.3)
+    per_series = spread.float().mean(dim=(1, 2))
+    assert abs(per_series.mean().item() - 0.6) < 0.03
+    assert per_series.std() > 2.5 * one.float().mean(dim=(1, 2)).std()
+    assert per_series.std() > 0.1
+    if kind == "block":  # every channel of a series still shares its spans
+        assert torch.equal(spread[:, 0], spread[:, 1])
+
+
+def test_spread_masks_follow_the_seed_and_never_hide_missing_values():
+    observed = torch.rand(50, 1, 90, generator=gen(3)) > 0.2
+    a = make_mask("span", (50, 1, 90), 0.7, 5.0, gen(2), observed=observed, ratio_spread=0.2)
+    b = make_mask("span", (50, 1, 90), 0.7, 5.0, gen(2), observed=observed, ratio_spread=0.2)
+    assert torch.equal(a, b)
+    assert not (a & ~observed).any()

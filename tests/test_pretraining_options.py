@@ -107,3 +107,17 @@ def test_unequal_length_fit_with_crops_predicts_shorter_series():
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
     assert clf.predict(short).shape == (6,)
     assert clf.transform(short).shape == (6, 8)
+
+
+def test_mask_ratio_spread_reaches_pretraining_masks_and_is_validated():
+    from conftest import make_panel
+
+    X, y = make_panel(n=24, t=64)
+    pre = SPTPretrainer(mask_ratio_spread=0.3, depth=1, d_model=16, max_epochs=2,
+                        random_state=0).fit(X)
+    assert pre.net_.ratio_spread == 0.3
+    masks = pre.net_.draw_mask(torch.zeros(400, 1, 64), torch.Generator().manual_seed(0))
+    assert masks.float().mean(dim=(1, 2)).std() > 0.1
+    for bad in (0.5, -0.1, True, "wide"):
+        with pytest.raises((ValueError, TypeError), match="mask_ratio_spread"):
+            SPTClassifier(mask_ratio_spread=bad, pretrain_epochs=1, max_epochs=1).fit(X, y)
