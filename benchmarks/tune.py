@@ -179,6 +179,8 @@ CONFIGS["r20_base"] = {**CONFIGS["r19_base"], "mixup_kind": "auto"}
 # Round 21: each series hides its own fraction, drawn from 0.7 ± 0.25 (0.45-0.95), so
 # pretraining also sees mostly visible series, as fine-tuning does; the defaults since.
 CONFIGS["r21_spread"] = {**CONFIGS["r20_base"], "mask_ratio_spread": 0.25}
+CONFIGS["r21_spread15"] = {**CONFIGS["r20_base"], "mask_ratio_spread": 0.15}
+CONFIGS["r21_spread35"] = {**CONFIGS["r20_base"], "mask_ratio_spread": 0.35}
 
 
 def load(name: str):
