@@ -69,22 +69,20 @@ def _per_row(ratio: float | torch.Tensor, rows: int) -> float | torch.Tensor:
 
 def random_mask(shape, mask_ratio, generator: torch.Generator, device=None) -> torch.Tensor:
     """Hide each value independently with probability ``mask_ratio`` (one, or per series)."""
-    ratio = _per_row(mask_ratio, shape[0])
-    if isinstance(ratio, torch.Tensor):
-        ratio = ratio.reshape((-1,) + (1,) * (len(shape) - 1))
-    return _uniform(shape, generator, device) < ratio
+    if isinstance(mask_ratio, torch.Tensor):
+        mask_ratio = mask_ratio.reshape((-1,) + (1,) * (len(shape) - 1))
+    return _uniform(shape, generator, device) < mask_ratio
 
 
 def _geometric(shape, mean, generator, device) -> torch.Tensor:
     """Geometric lengths (support 1, 2, ...) with the given mean (one, or per row), by
     inverse CDF."""
-    if not isinstance(mean, torch.Tensor):
-        if mean <= 1.0:
-            return torch.ones(shape, device=device)
-        p = 1.0 / mean
-        u = _uniform(shape, generator, device).clamp_min(1e-12)
-        return torch.floor(torch.log(u) / math.log1p(-p)) + 1.0
+    per_row = isinstance(mean, torch.Tensor)
+    if not per_row and mean <= 1.0:
+        return torch.ones(shape, device=device)
     u = _uniform(shape, generator, device).clamp_min(1e-12)
+    if not per_row:
+        return torch.floor(torch.log(u) / math.log1p(-1.0 / mean)) + 1.0
     lengths = torch.floor(torch.log(u) / torch.log1p(-1.0 / mean.clamp_min(1.0 + 1e-6))) + 1.0
     return torch.where(mean > 1.0, lengths, torch.ones_like(lengths))
 

@@ -33,7 +33,7 @@ def _keep_scale(x: torch.Tensor, p: float) -> torch.Tensor:
 
 def dropout(x: torch.Tensor, p: float, training: bool = True) -> torch.Tensor:
     """``F.dropout``, with the cheap draws of this module on CPU in training."""
-    if not training or p == 0.0 or x.device.type != "cpu" or not 0.0 < p < 1.0:
+    if not training or x.device.type != "cpu" or not 0.0 < p < 1.0:
         return F.dropout(x, p, training)
     return x * _keep_scale(x, p)
 
