@@ -184,6 +184,12 @@ CONFIGS["r21_spread35"] = {**CONFIGS["r20_base"], "mask_ratio_spread": 0.35}
 # Round 22: pretraining's length again, now that pretraining also sees mostly visible
 # series (round 15: 2000 pretraining steps at one ratio lost 17 points on two sets).
 CONFIGS["r22_pre2000"] = {**CONFIGS["r21_spread"], "pretrain_steps": 2000}
+# The mean ratio with the spread in place (0.7 was chosen at one ratio per fit, rounds 10-11).
+CONFIGS["r22_ratio60"] = {**CONFIGS["r21_spread"], "mask_ratio": 0.6}
+CONFIGS["r22_ratio80"] = {**CONFIGS["r21_spread"], "mask_ratio": 0.8}
+# Rotary positions, last cross-validated in rounds 6-7 (before the stem's tuning, mixup and
+# the spread); the rotary from-scratch control of full22 led both sinusoidal arms.
+CONFIGS["r22_rotary"] = {**CONFIGS["r21_spread"], "positional": "rotary"}
 
 
 def load(name: str):
