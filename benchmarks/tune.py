@@ -242,7 +242,8 @@ def estimator_params(config: dict, n_timepoints: int, n_train: int) -> dict:
     return params
 
 
-def fit_score(params: dict, X, y, train, test, scratch: bool, seed: int) -> float:
+def fit_score(params: dict, X, y, train, test, scratch: bool, seed: int,
+              device: str = "cpu") -> float:
     torch.set_num_threads(1)
     params = dict(params)
     if scratch and "pretrain_steps" in params:  # both phases' steps in fine-tuning alone
@@ -258,14 +259,15 @@ def fit_score(params: dict, X, y, train, test, scratch: bool, seed: int) -> floa
         else:
             params["max_epochs"] = pre + fine
         params["pretrain_epochs"] = 0
-    clf = SPTClassifier(random_state=seed, **params).fit(take(X, train), y[train])
+    clf = SPTClassifier(random_state=seed, device=device, **params).fit(take(X, train), y[train])
     return clf.score(take(X, test), y[test])
 
 
-def run(params: dict, X, y, model: str, fold: int, train, test, seed: int):
+def run(params: dict, X, y, model: str, fold: int, train, test, seed: int,
+        device: str = "cpu"):
     """One fold of one model: ``(model, fold, accuracy, seconds)``."""
     start = time.perf_counter()
-    acc = fit_score(params, X, y, train, test, model == "scratch", seed)
+    acc = fit_score(params, X, y, train, test, model == "scratch", seed, device)
     return model, fold, acc, time.perf_counter() - start
 
 
@@ -329,6 +331,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--n-jobs", type=int, default=1)
     parser.add_argument("--output", default="results/tuning.csv")
+    parser.add_argument("--device", default="cpu",
+                        help="SPTClassifier's device; on a GPU several folds share it "
+                             "(benchmarks/device_sweep.sh)")
     parser.add_argument("--against", metavar="CONFIG",
                         help="with --summarize: each config's paired per-fold Δ against CONFIG")
     args = parser.parse_args()
@@ -348,7 +353,8 @@ def main() -> None:
                 jobs = [(model, i, tr, te) for model in args.models
                         for i, (tr, te) in enumerate(folds.split(X, y))]
                 for model, i, acc, sec in Parallel(n_jobs=args.n_jobs)(
-                    delayed(run)(CONFIGS[config], X, y, *job, args.seed) for job in jobs
+                    delayed(run)(CONFIGS[config], X, y, *job, args.seed, args.device)
+                    for job in jobs
                 ):
                     writer.writerow([config, name, model, i, f"{acc:.4f}", f"{sec:.1f}"])
                     f.flush()

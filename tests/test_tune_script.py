@@ -84,6 +84,16 @@ def test_pretrain_steps_become_epochs_and_scratch_gets_both_phases(captured):
     assert config["pretrain_steps"] == 500 and config["auto_steps"] == 1000  # left alone
 
 
+def test_device_reaches_the_estimator(captured):
+    """``--device`` (GPU sweeps, ``benchmarks/device_sweep.sh``) is each fit's ``device``."""
+    tune, seen = captured
+    X, y = np.zeros((6, 1, 100)), np.arange(6) % 2
+    tune.run({}, X, y, "spt", 0, slice(None), slice(None), 0, device="cuda:1")
+    assert seen["device"] == "cuda:1"
+    tune.run({}, X, y, "scratch", 0, slice(None), slice(None), 0)
+    assert seen["device"] == "cpu" and seen["pretrain_epochs"] == 0
+
+
 def test_current_base_config_is_the_package_defaults():
     """Later rounds compare against ``r21_spread``; it must stay what ``SPTClassifier()`` does.
 
