@@ -196,6 +196,9 @@ CONFIGS["r22_rotary"] = {**CONFIGS["r21_spread"], "positional": "rotary"}
 CONFIGS["r23_ft2000"] = {**CONFIGS["r21_spread"], "auto_steps": 2000, "pretrain_steps": 1000}
 # 48 tokens instead of 32 (round 4 found 64 level at twice the time, before the faster merge).
 CONFIGS["r23_tok48"] = {**CONFIGS["r21_spread"], "patch_tokens": 48}
+# Round 25: circular rolls in both phases, where a 1-NN that takes the best circular shift
+# beats a plain one on the training split (OSULeaf and ACSF1 +13 points, leave-one-out).
+CONFIGS["r25_roll"] = {**CONFIGS["r21_spread"], "augment": "roll"}
 
 
 def load(name: str):

@@ -526,6 +526,8 @@ class SPTBase(BaseEstimator):
         """The training-batch augmentation of both phases; override to change the recipe."""
         if self.augment == "shift":
             return Augmentation.shift_only()
+        if self.augment == "roll":
+            return Augmentation.roll_only()
         return Augmentation() if self.augment else None
 
     def _mean_span(self) -> float:

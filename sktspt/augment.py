@@ -11,6 +11,9 @@ learn to ignore. Validation and prediction batches are never augmented.
 Stretching changes a series' frequency content, which is the class on datasets such as
 ACSF1 (``docs/tuning.md``). :meth:`Augmentation.shift_only` therefore moves each series
 in time instead (the steps shifted in are NaN, i.e. not observed) and keeps its rate.
+:meth:`Augmentation.roll_only` turns each series circularly by a uniform share of its
+length, for data whose start point is arbitrary: a closed outline traced from any point
+(OSULeaf), a daily load whose events fall at any hour (ACSF1).
 
 Draws come from a ``torch.Generator``, for all series at once, so a seeded fit is
 reproducible. NaN keeps its meaning (missing or padding), as in :mod:`sktspt.views`.
@@ -26,7 +29,7 @@ import torch
 from .views import crop_resample, valid_lengths
 
 __all__ = ["MIXUP_KINDS", "Augmentation", "lag1_autocorrelation", "mixup", "resolve_mixup",
-           "shift_series"]
+           "roll_series", "shift_series"]
 
 #: ``mixup="auto"`` mixes with this ``alpha`` wherever the kind of mix suits the training
 #: series: a blend where the median lag-1 autocorrelation is at least :data:`SMOOTH_LAG1`
@@ -58,6 +61,21 @@ def shift_series(X: torch.Tensor, fraction: torch.Tensor) -> torch.Tensor:
     return torch.where(inside[:, None, :], moved, torch.full_like(moved, float("nan")))
 
 
+def roll_series(X: torch.Tensor, fraction: torch.Tensor) -> torch.Tensor:
+    """Turn each series of NaN-coded ``X`` ``(n, c, t)`` circularly by ``fraction`` ``(n,)``.
+
+    Series ``i`` rolls by ``floor(fraction[i] * L_i)`` steps within its valid length
+    ``L_i``: nothing is lost or invented, and the padding beyond ``L_i`` stays NaN.
+    """
+    n, c, t = X.shape
+    length = valid_lengths(X).clamp(min=1)  # (n,)
+    steps = torch.floor(fraction * length.to(fraction.dtype)).long()
+    j = torch.arange(t, device=X.device)
+    source = torch.remainder(j[None, :] - steps[:, None], length[:, None])
+    source = torch.where(j[None, :] < length[:, None], source, j[None, :])
+    return X.gather(2, source[:, None, :].expand(n, c, t))
+
+
 @dataclass(frozen=True)
 class Augmentation:
     """Random window slicing, scaling and jitter of a NaN-coded batch ``(n, c, t)``.
@@ -73,17 +91,26 @@ class Augmentation:
     shift : float
         Largest shift in time, as a fraction of each series' valid length; each series
         moves by a uniform whole number of steps in ``[-shift, shift]`` of its length.
+    roll : bool
+        Turn each series circularly by a uniform share of its valid length
+        (:func:`roll_series`), before the shift.
     """
 
     crop: tuple[float, float] = (0.8, 1.0)
     scale_std: float = 0.1
     jitter_std: float = 0.03
     shift: float = 0.0
+    roll: bool = False
 
     @classmethod
     def shift_only(cls) -> Augmentation:
         """Shift by up to 10 % of the length, scale and jitter; no stretching."""
         return cls(crop=(1.0, 1.0), shift=0.1)
+
+    @classmethod
+    def roll_only(cls) -> Augmentation:
+        """Turn each series circularly by a uniform share of its length, and nothing else."""
+        return cls(crop=(1.0, 1.0), scale_std=0.0, jitter_std=0.0, roll=True)
 
     def __post_init__(self):
         low, high = self.crop
@@ -101,6 +128,8 @@ class Augmentation:
         if low < 1.0:
             fraction = low + (high - low) * torch.rand(n, **kw)
             X = crop_resample(X, fraction, torch.rand(n, **kw))
+        if self.roll:
+            X = roll_series(X, torch.rand(n, **kw))
         if self.shift > 0:
             X = shift_series(X, self.shift * (2.0 * torch.rand(n, **kw) - 1.0))
         if self.scale_std > 0:

@@ -13,6 +13,7 @@ from sktspt.augment import (
     lag1_autocorrelation,
     mixup,
     resolve_mixup,
+    roll_series,
     shift_series,
 )
 from sktspt.training import AugmentedNetClassifier
@@ -78,6 +79,52 @@ def test_shift_moves_values_without_stretching_and_keeps_padding():
     assert not torch.isnan(diffs).all(dim=-1).any()
 
 
+def test_roll_turns_each_series_within_its_valid_length():
+    X = torch.arange(1.0, 11.0).expand(3, 2, 10).clone()
+    X[2, :, 8:] = float("nan")  # valid length 8
+    out = roll_series(X, torch.tensor([0.2, 0.0, 0.25]))
+    torch.testing.assert_close(out[0, 1], torch.tensor([9., 10, 1, 2, 3, 4, 5, 6, 7, 8]))
+    torch.testing.assert_close(out[1], X[1])
+    nan = float("nan")  # 0.25 of 8 valid steps is 2; the padding tail stays padding
+    torch.testing.assert_close(out[2, 0], torch.tensor([7., 8, 1, 2, 3, 4, 5, 6, nan, nan]),
+                               equal_nan=True)
+    # nothing is lost or invented: every series keeps its values, each channel the same turn
+    rolled = Augmentation.roll_only()(torch.randn(50, 2, 17, generator=_gen(3)), _gen(0))
+    source = torch.randn(50, 2, 17, generator=_gen(3))
+    torch.testing.assert_close(rolled.sort(dim=-1).values, source.sort(dim=-1).values)
+    turns = [next(k for k in range(17) if torch.equal(torch.roll(source[i], k, -1), rolled[i]))
+             for i in range(50)]
+    assert len(set(turns)) > 8  # uniform over the length, not a fixed turn
+
+
+def test_rolled_networks_predict_from_evenly_spaced_turns():
+    """``augment="roll"`` averages 8 turns, so a turn of 1/8 of the series changes nothing."""
+    X, y = make_panel(n=30, c=2, t=32, seed=0)
+    rolled = SPTClassifier(**_tiny(augment="roll")).fit(X, y)
+    plain = SPTClassifier(**_tiny()).fit(X, y)
+    turn = np.roll(X, 4, axis=-1)
+    np.testing.assert_allclose(rolled.predict_proba(turn), rolled.predict_proba(X), atol=1e-9)
+    assert not np.allclose(plain.predict_proba(turn), plain.predict_proba(X), atol=1e-4)
+    assert rolled._prediction_turns() == 8 and plain._prediction_turns() == 1
+    once = clone(rolled).fit(X, y)
+    once._prediction_turns = lambda: 1  # each series as given: the average is of these
+    turns = [once.predict_proba(np.roll(X, 4 * k, axis=-1)) for k in range(8)]
+    np.testing.assert_allclose(rolled.predict_proba(X), np.mean(turns, axis=0), atol=1e-9)
+    assert not np.allclose(turns[0], rolled.predict_proba(X), atol=1e-4)
+
+
+def test_turns_stay_inside_each_series_of_an_unequal_length_panel():
+    X, y = make_panel(n=30, c=1, t=40, seed=4)
+    X[::2, :, 30:] = np.nan  # every other series 30 steps long
+    rolled = SPTClassifier(**_tiny(augment="roll")).fit(X, y)
+    proba = rolled.predict_proba(X)  # the padding is kept: the odd series are 40 long
+    assert np.isfinite(proba).all() and np.allclose(proba.sum(axis=1), 1.0)
+    # each short series turns within its 30 steps, as it does alone without padding
+    np.testing.assert_allclose(proba[::2], rolled.predict_proba(X[::2, :, :30]), atol=1e-6)
+    np.testing.assert_allclose(rolled.predict_proba(np.roll(X[::2, :, :30], 15, axis=-1)),
+                               rolled.predict_proba(X[::2, :, :30]), atol=1e-6)
+
+
 @pytest.mark.parametrize("kwargs", [
     {"crop": (0.0, 1.0)}, {"crop": (0.9, 0.8)}, {"crop": (0.5, 1.2)},
     {"scale_std": -0.1}, {"jitter_std": -1.0}, {"shift": 1.0}, {"shift": -0.1},
@@ -132,6 +179,8 @@ def test_augment_chooses_the_recipe():
     shift = SPTClassifier(**_tiny(augment="shift")).fit(X, y)
     assert shift.net_.augmentation == Augmentation.shift_only()
     assert shift.net_.augmentation.crop == (1.0, 1.0) and shift.net_.augmentation.shift > 0
+    roll = SPTClassifier(**_tiny(augment="roll")).fit(X, y)
+    assert roll.net_.augmentation == Augmentation.roll_only()
     stretch = SPTClassifier(**_tiny(augment="stretch")).fit(X, y)
     assert stretch.net_.augmentation == Augmentation()
     np.testing.assert_array_equal(
