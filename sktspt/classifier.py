@@ -357,7 +357,8 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         A network trained on rolled series (``augment="roll"``) has learned that the start
         point carries no class; averaging its predictions over 8 turns gained OSULeaf 3
         points in training-split CV on top of the rolls (``docs/tuning.md``, round 25).
-        Every other network sees each series once, as given.
+        Every other network, and ``early_exit`` (which trades accuracy for speed), sees
+        each series once, as given.
         """
         return 8 if getattr(self, "augment", False) == "roll" else 1
 
