@@ -23,6 +23,7 @@ import argparse
 import numpy as np
 
 from sktspt.benchmark.datasets import DATASETS, load_dataset
+from sktspt.invariance import loo_accuracy, shift_distances, znorm
 
 
 def as_equal_length(X) -> np.ndarray:
@@ -36,31 +37,6 @@ def as_equal_length(X) -> np.ndarray:
                      for row in rows])
 
 
-def znorm(X: np.ndarray) -> np.ndarray:
-    X = X - X.mean(axis=-1, keepdims=True)
-    return X / (X.std(axis=-1, keepdims=True) + 1e-8)
-
-
-def loo_accuracy(D: np.ndarray, y: np.ndarray) -> float:
-    D = D.copy()
-    np.fill_diagonal(D, np.inf)
-    return float((y[D.argmin(axis=1)] == y).mean())
-
-
-def distances(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Squared Euclidean distances, plain and minimised over circular shifts."""
-    n, _, t = X.shape
-    flat = X.reshape(n, -1)
-    sq = (flat**2).sum(axis=1)
-    plain = sq[:, None] + sq[None, :] - 2.0 * flat @ flat.T
-    spectra = np.fft.rfft(X, axis=-1)  # (n, c, f)
-    shifted = np.empty((n, n))
-    for i in range(n):
-        cross = np.fft.irfft((spectra[i][None] * np.conj(spectra)).sum(axis=1), n=t, axis=-1)
-        shifted[i] = sq[i] + sq - 2.0 * cross.max(axis=1)
-    return plain, shifted
-
-
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--datasets", nargs="+", default=list(DATASETS))
@@ -71,7 +47,7 @@ def main(argv=None) -> None:
         X, y = load_dataset(name)[:2]
         X = znorm(as_equal_length(X))
         y = np.asarray(y)
-        plain, shifted = distances(X)
+        plain, shifted = shift_distances(X)
         a, b = loo_accuracy(plain, y), loo_accuracy(shifted, y)
         print(f"| {name} | {len(y)} | {X.shape[-1]} | {a:.3f} | {b:.3f} | {b - a:+.3f} |",
               flush=True)

@@ -98,9 +98,10 @@ CONFIGS["r10_s500"] = {**CONFIGS["r6_ratio50"], "auto_steps": 500}
 CONFIGS["r11_ratio80"] = {**CONFIGS["r6_ratio50"], "mask_ratio": 0.8}
 CONFIGS["r11_ratio90"] = {**CONFIGS["r6_ratio50"], "mask_ratio": 0.9}
 # The defaults of rounds 11-17 (mask ratio 0.7, no mixup): the baseline of later rounds.
-# Mixup blended series until round 20 (mixup_kind="auto" since): pinned for the rounds after.
+# Mixup blended series until round 20 (mixup_kind="auto" since), and no series was rolled
+# until round 26 (augment="auto" since): pinned for the rounds after.
 CONFIGS["r11_base"] = {**CONFIGS["r10_ratio70"], "mixup": 0.0, "mixup_kind": "blend",
-                      "mask_ratio_spread": 0.0}
+                      "mask_ratio_spread": 0.0, "augment": False}
 # Spans of two patches lost 1.2 points at ratio 0.5 (round 10); at 0.7 the visible gaps
 # between spans are shorter, so longer spans may no longer leave too little context.
 CONFIGS["r11_span2"] = {**CONFIGS["r11_base"], "span_patches": 2}
@@ -199,6 +200,8 @@ CONFIGS["r23_tok48"] = {**CONFIGS["r21_spread"], "patch_tokens": 48}
 # Round 25: circular rolls in both phases, where a 1-NN that takes the best circular shift
 # beats a plain one on the training split (OSULeaf and ACSF1 +13 points, leave-one-out).
 CONFIGS["r25_roll"] = {**CONFIGS["r21_spread"], "augment": "roll"}
+# Round 26: rolls in fine-tuning only where a 1-NN screen and a held-out third say so.
+CONFIGS["r26_auto"] = {**CONFIGS["r21_spread"], "augment": "auto"}  # the defaults since
 
 
 def load(name: str):

@@ -522,13 +522,21 @@ class SPTBase(BaseEstimator):
             return {"module": model}
         return {"module": Ensemble, "module__member": model, "module__n_members": members}
 
+    def _augment(self) -> bool | str:
+        """``augment`` as training uses it: for ``"auto"``, what fit chose (``augment_``;
+        nothing before the classifier has chosen, so pretraining never augments)."""
+        if self.augment == "auto":
+            return getattr(self, "augment_", False)
+        return self.augment
+
     def _augmentation(self) -> Augmentation | None:
         """The training-batch augmentation of both phases; override to change the recipe."""
-        if self.augment == "shift":
+        augment = self._augment()
+        if augment == "shift":
             return Augmentation.shift_only()
-        if self.augment == "roll":
+        if augment == "roll":
             return Augmentation.roll_only()
-        return Augmentation() if self.augment else None
+        return Augmentation() if augment else None
 
     def _mean_span(self) -> float:
         if self.mean_span is None:

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .augment import MIXUP_KINDS
+from .augment import AUGMENTS, MIXUP_KINDS
 from .masking import MASKINGS
 from .nn.positional import POSITIONALS
 from .nn.tokenizers import TOKENIZERS
@@ -149,11 +149,12 @@ def _boolean(name: str, value) -> None:
 
 def _augment(name: str, value) -> None:
     if isinstance(value, str):
-        Options(("stretch", "shift", "roll"), 'True, False, "stretch", "shift" or "roll"')(
-            name, value)
+        Options((*AUGMENTS, "auto"),
+                'True, False, "stretch", "shift", "roll" or "auto"')(name, value)
     elif not isinstance(value, bool | np.bool_):
         raise TypeError(
-            f'{name} must be True, False, "stretch", "shift" or "roll", got {show(value)}.')
+            f'{name} must be True, False, "stretch", "shift", "roll" or "auto", '
+            f"got {show(value)}.")
 
 
 def _path_or_none(name: str, value) -> None:
@@ -367,7 +368,7 @@ ones specialised to reconstruction; re-initialising them helps few-sample BERT
 fine-tuning (Zhang et al. 2021). 0 keeps every pretrained layer
 (``docs/tuning.md``, round 15). No effect without pretraining.""",
           Integer(0), roles=(CLASSIFIER,)),
-    Param("augment", False, 'bool or {"stretch", "shift", "roll"}', """
+    Param("augment", "auto", 'bool or {"stretch", "shift", "roll", "auto"}', """
 Train on random variants of each batch (:class:`~sktspt.augment.Augmentation`):
 ``True`` or ``"stretch"`` crops a window of 80-100 % and stretches it back, ``"shift"``
 moves each series by up to 10 % of its length without stretching; both then scale and
@@ -376,8 +377,16 @@ does nothing else, for series whose start point is arbitrary (closed outlines, c
 signals); the classifier's ``predict_proba`` then averages 8 evenly spaced turns of
 each series (OSULeaf +7.5 and +4 points in training-split CV, ACSF1 -13: round 25).
 Otherwise prediction sees the series as given; LeJEPA pretraining keeps its own views.
-Off by default: stretching helped some datasets in training-split CV and cost ACSF1
-25-35 points, whose classes live in the series' rate (``docs/tuning.md``).""", _augment),
+``"auto"`` (the default; the classifier): rolls in fine-tuning only where the training
+data say the start point is arbitrary: a 1-NN screen must gain from circular alignment
+(:func:`~sktspt.invariance.alignment_gain`), then fine-tuning with rolls must beat
+fine-tuning without on a held-out third of the training data, each at half the step
+budget, before the full fit rolls (``augment_``, ``augment_evidence_``; OSULeaf +8 points
+in training-split CV, the other sets unchanged: round 26). Elsewhere the fit is
+``augment=False``'s, bit for bit. Pretraining does not roll; the pretrainer, which has no
+labels to choose with, does not augment. No choice stretches: stretching helped some
+datasets in training-split CV and cost ACSF1 25-35 points, whose classes live in the
+series' rate (``docs/tuning.md``).""", _augment),
     Param("mixup", "auto", 'float or "auto"', """
 Mixup in fine-tuning: each training series is mixed with another of its batch, weight
 ``max(lam, 1 - lam)`` with ``lam ~ Beta(mixup, mixup)``, and so are the targets

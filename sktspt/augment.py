@@ -28,8 +28,8 @@ import torch
 
 from .views import crop_resample, valid_lengths
 
-__all__ = ["MIXUP_KINDS", "Augmentation", "lag1_autocorrelation", "mixup", "resolve_mixup",
-           "roll_series", "shift_series"]
+__all__ = ["AUGMENTS", "MIXUP_KINDS", "Augmentation", "lag1_autocorrelation", "mixup",
+           "resolve_mixup", "roll_series", "shift_series"]
 
 #: ``mixup="auto"`` mixes with this ``alpha`` wherever the kind of mix suits the training
 #: series: a blend where the median lag-1 autocorrelation is at least :data:`SMOOTH_LAG1`
@@ -38,6 +38,8 @@ __all__ = ["MIXUP_KINDS", "Augmentation", "lag1_autocorrelation", "mixup", "reso
 #: ``mixup_kind="auto"`` blends smooth series and cuts the others (round 20).
 AUTO_MIXUP_ALPHA = 0.4
 SMOOTH_LAG1 = 0.9
+#: The augmentations a fit can train with (``augment`` besides booleans and ``"auto"``).
+AUGMENTS = ("stretch", "shift", "roll")
 #: How :func:`mixup` combines a series with its partner (``mixup_kind``, besides ``"auto"``).
 MIXUP_KINDS = ("blend", "cutmix")
 #: Values of ``X`` that :func:`lag1_autocorrelation` takes at a time.

@@ -10,6 +10,7 @@ import numpy as np
 import torch
 from sklearn.base import ClassifierMixin
 from sklearn.exceptions import NotFittedError
+from sklearn.model_selection import StratifiedShuffleSplit
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
@@ -19,6 +20,7 @@ from ._params import CLASSIFIER, check_value, declare_params
 from ._params import show as _show
 from .augment import resolve_mixup, roll_series
 from .data import check_finite_output, check_labels, check_panel
+from .invariance import alignment_gain
 from .leap import check_exit_params, early_exit_infer
 from .nn.differences import fit_scales
 from .nn.ensemble import mean_member_proba
@@ -27,6 +29,14 @@ from .precision import autocast_dtype
 from .training import AugmentedNetClassifier, layer_decay_groups
 
 __all__ = ["SPTClassifier"]
+
+#: Turns of each series averaged at prediction by a network trained with rolls.
+ROLL_TURNS = 8
+#: ``augment="auto"``: the held-out share of the training series, and the share of the
+#: fine-tuning steps each of the two short fits that compare rolls with none takes (a fit
+#: that compares costs about 1.5 times one that does not).
+SELECTION_FRACTION = 1 / 3
+SELECTION_STEPS = 0.5
 
 #: The layer index in an encoder's state-dict key (``layers.2.attn.qkv.weight``, or
 #: ``1.layers.2...`` for an ensemble member's encoder).
@@ -80,6 +90,13 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
     mixup_kind_ : str
         How fine-tuning mixed series, ``"blend"`` or ``"cutmix"`` (what
         ``mixup_kind="auto"`` resolved to).
+    augment_ : bool or str
+        The augmentation fine-tuning used (what ``augment="auto"`` chose: ``"roll"`` or
+        False).
+    augment_evidence_ : dict or None
+        For ``augment="auto"``: the screen's ``alignment_gain`` and, where it was
+        positive and the classes allowed a held-out split, the ``holdout_accuracy``
+        without and with rolls (None otherwise).
     normalizer_ : Normalizer
         Normalisation statistics fitted on the training data.
 
@@ -126,6 +143,8 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         seed = self._resume_seed(self._seed(), X, y_enc, X_unlabeled, weights)
         Xp = self._prepare(X)
         self.mixup_, self.mixup_kind_ = resolve_mixup(self.mixup, Xp, self.mixup_kind)
+        self.augment_ = False if self.augment == "auto" else self.augment  # until chosen
+        self.augment_evidence_ = None
         with self._seeded(seed):
             encoder_state = None
             self.pretrain_history_ = None
@@ -144,6 +163,7 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
                 encoder_state = pre_net.module_.encoder.state_dict()
                 self.pretrain_history_ = pre_net.history
             self.max_epochs_ = self._resolve_epochs(self.max_epochs, len(Xp), seed, y_enc)
+            self.augment_ = self._choose_augment(Xp, y_enc, weights, encoder_state, seed)
             net = self._build_net(
                 "finetune", len(Xp), seed, self.max_epochs_, y_enc, phase="finetune",
                 weighted=weights is not None,
@@ -163,6 +183,65 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
 
     def _n_members(self) -> int:
         return int(self.n_estimators)
+
+    def _choose_augment(
+        self, Xp: np.ndarray, y_enc: np.ndarray, weights: np.ndarray | None,
+        encoder_state: dict | None, seed: int,
+    ) -> bool | str:
+        """``augment`` for fine-tuning; ``"auto"`` is decided on the training data.
+
+        Rolls are tried only where aligning series circularly helps a 1-NN
+        (:func:`~sktspt.invariance.alignment_gain` above 0), and kept only where
+        fine-tuning with them, scored from :data:`ROLL_TURNS` turns, beats fine-tuning
+        without on a stratified held-out third of the training data (both from the same
+        pretrained encoder, at :data:`SELECTION_STEPS` of the step budget, ties to no
+        rolls). The comparison draws from its own random streams, so where it keeps no
+        rolls the fit equals ``augment=False``'s. ``augment_evidence_`` records the
+        figures.
+        """
+        if self.augment != "auto":
+            return self.augment
+        gain = alignment_gain(Xp, y_enc, seed)
+        self.augment_evidence_ = {"alignment_gain": gain}
+        split = _selection_split(y_enc, seed) if gain > 0 else None
+        if split is None:
+            return False
+        accuracy = {}
+        with torch.random.fork_rng(devices=[]):
+            for candidate in (False, "roll"):
+                torch.manual_seed(seed + 3)
+                accuracy[candidate] = self._holdout_accuracy(
+                    candidate, Xp, y_enc, weights, encoder_state, split, seed)
+        self.augment_evidence_["holdout_accuracy"] = {
+            "none": accuracy[False], "roll": accuracy["roll"]}
+        return "roll" if accuracy["roll"] > accuracy[False] else False
+
+    def _holdout_accuracy(
+        self, candidate: bool | str, Xp: np.ndarray, y_enc: np.ndarray,
+        weights: np.ndarray | None, encoder_state: dict | None,
+        split: tuple[np.ndarray, np.ndarray], seed: int,
+    ) -> float:
+        """Held-out accuracy of a short fine-tuning with ``augment_ = candidate``."""
+        train, valid = split
+        self.augment_ = candidate
+        n_batches = -(-len(Xp) // self.batch_size)
+        steps = SELECTION_STEPS * self.max_epochs_ * n_batches
+        epochs = max(1, int(np.ceil(steps / -(-len(train) // self.batch_size))))
+        net = self._finetune_net(len(train), y_enc[train], seed, epochs, None,
+                                 weighted=weights is not None, user_callbacks=False)
+        net.initialize()
+        if encoder_state is not None:
+            self._load_pretrained(net.module_.encoder, encoder_state)
+        else:
+            fit_scales(net.module_, Xp[train])
+        X_fit = Xp[train] if weights is None else {"X": Xp[train], "sample_weight": weights[train]}
+        self._train(net, X_fit, y_enc[train], epochs, "the choice of augment")
+        module, turns = net.module_, self._prediction_turns()
+        proba = np.mean([
+            _probabilities(self._infer(module, module, _turned(Xp[valid], k / turns)))
+            for k in range(turns)
+        ], axis=0)
+        return float((proba.argmax(axis=1) == y_enc[valid]).mean())
 
     def _load_pretrained(self, encoder: torch.nn.Module, state: dict) -> None:
         """Load the pretrained ``state`` except the top ``reinit_layers`` layers.
@@ -278,8 +357,10 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
 
     def _finetune_net(
         self, n: int, y_enc: np.ndarray | None, seed: int, epochs: int, phase: str | None,
-        weighted: bool,
+        weighted: bool, user_callbacks: bool = True,
     ) -> AugmentedNetClassifier:
+        """The fine-tuning net; ``user_callbacks=False`` leaves out ``callbacks`` (the
+        short fits that choose ``augment="auto"`` are not the fit a user watches)."""
         ensemble = self._n_members() > 1
         return AugmentedNetClassifier(
             **self._module(ClassificationModel),
@@ -294,7 +375,8 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
             criterion__label_smoothing=float(self.label_smoothing),
             # Per-series losses, weighted in AugmentedNetClassifier.random_step.
             **({"criterion__reduction": "none"} if weighted else {}),
-            **self._net_kwargs(n, epochs, seed, y_enc, self.callbacks, phase),
+            **self._net_kwargs(n, epochs, seed, y_enc,
+                               self.callbacks if user_callbacks else None, phase),
             **self._layer_decay(),
             **{f"module__{k}": v for k, v in self.encoder_kwargs_.items()},
         )
@@ -354,13 +436,14 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
     def _prediction_turns(self) -> int:
         """Evenly spaced circular turns of each series whose probabilities are averaged.
 
-        A network trained on rolled series (``augment="roll"``) has learned that the start
-        point carries no class; averaging its predictions over 8 turns gained OSULeaf 3
-        points in training-split CV on top of the rolls (``docs/tuning.md``, round 25).
+        A network trained on rolled series (``augment="roll"``, or ``"auto"`` where fit
+        chose rolls) has learned that the start point carries no class; averaging its
+        predictions over :data:`ROLL_TURNS` turns gained OSULeaf 3 points in
+        training-split CV on top of the rolls (``docs/tuning.md``, round 25).
         Every other network, and ``early_exit`` (which trades accuracy for speed), sees
         each series once, as given.
         """
-        return 8 if getattr(self, "augment", False) == "roll" else 1
+        return ROLL_TURNS if self._augment() == "roll" else 1
 
     def predict(self, X) -> np.ndarray:
         """Predicted class labels."""
@@ -404,6 +487,17 @@ def _probabilities(logits: np.ndarray) -> np.ndarray:
     proba = np.exp(logits - logits.max(axis=-1, keepdims=True))
     proba /= proba.sum(axis=-1, keepdims=True)
     return proba.mean(axis=1) if proba.ndim == 3 else proba
+
+
+def _selection_split(y_enc: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """A stratified held-out third of the training series, or None where some class has
+    fewer than 2 series or the classes outnumber either side of the split."""
+    counts = np.bincount(y_enc)
+    n_valid = int(np.ceil(len(y_enc) * SELECTION_FRACTION))
+    if counts.min() < 2 or min(n_valid, len(y_enc) - n_valid) < len(counts):
+        return None
+    splitter = StratifiedShuffleSplit(1, test_size=n_valid, random_state=seed)
+    return next(splitter.split(np.zeros(len(y_enc)), y_enc))
 
 
 def _turned(X: np.ndarray, fraction: float) -> np.ndarray:

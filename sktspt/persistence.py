@@ -50,7 +50,7 @@ from sklearn.utils.validation import check_is_fitted
 from skorch.history import History
 
 from ._version import __version__
-from .augment import MIXUP_KINDS
+from .augment import AUGMENTS, MIXUP_KINDS
 from .data import InputSpec, Normalizer
 
 __all__ = ["save", "load", "FORMAT_VERSION"]
@@ -207,6 +207,11 @@ def save(estimator, path: str | os.PathLike) -> None:
         fitted["mixup_"] = float(estimator.mixup_)
     if hasattr(estimator, "mixup_kind_"):
         fitted["mixup_kind_"] = str(estimator.mixup_kind_)
+    if hasattr(estimator, "augment_"):
+        fitted["augment_"] = _json_value("augment_", estimator.augment_)
+    if hasattr(estimator, "augment_evidence_"):
+        fitted["augment_evidence_"] = _json_value("augment_evidence_",
+                                                  estimator.augment_evidence_)
     fitted["encoder_kwargs"] = {
         k: _json_value(f"encoder_kwargs_[{k!r}]", v)
         for k, v in estimator.encoder_kwargs_.items()
@@ -547,6 +552,32 @@ def _mixup_kind(fitted: dict, params: dict) -> str:
     return value
 
 
+def _augment_choice(fitted: dict, params: dict) -> bool | str:
+    """The fitted ``augment_``; files written before ``augment="auto"`` hold ``augment``."""
+    value = fitted.get("augment_", params.get("augment", False))
+    if not (isinstance(value, bool) or value in AUGMENTS):
+        raise ValueError(f"augment_ must be a bool or one of {AUGMENTS}, got {value!r}")
+    return value
+
+
+def _augment_evidence(fitted: dict) -> dict | None:
+    """The fitted ``augment_evidence_``: None, or finite numbers under the known keys."""
+    value = fitted.get("augment_evidence_")
+    if value is None:
+        return None
+
+    def number(v) -> bool:
+        return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+
+    ok = (isinstance(value, dict) and set(value) <= {"alignment_gain", "holdout_accuracy"}
+          and number(value.get("alignment_gain")))
+    scores = value.get("holdout_accuracy", {}) if ok else None
+    if not (ok and isinstance(scores, dict) and set(scores) <= {"none", "roll"}
+            and all(number(v) for v in scores.values())):
+        raise ValueError(f"augment_evidence_ is malformed: {value!r}")
+    return value
+
+
 def _input_spec(est, fitted: dict) -> tuple[InputSpec, dict]:
     """The input spec and ``encoder_kwargs`` of ``fitted``, checked; epochs set on ``est``."""
     shape = {}
@@ -627,6 +658,8 @@ def _build(meta: dict, device, probe: bool = False):
     if is_classifier:
         est.mixup_ = _mixup(fitted, params)
         est.mixup_kind_ = _mixup_kind(fitted, params)
+        est.augment_ = _augment_choice(fitted, params)
+        est.augment_evidence_ = _augment_evidence(fitted)
     if is_classifier != ("classes" in fitted):
         raise ValueError(
             f"an {name} file must {'' if is_classifier else 'not '}hold classes"

@@ -95,13 +95,14 @@ def test_device_reaches_the_estimator(captured):
 
 
 def test_current_base_config_is_the_package_defaults():
-    """Later rounds compare against ``r21_spread``; it must stay what ``SPTClassifier()`` does.
+    """Rounds 21-25 compared against ``r21_spread``; ``r26_auto`` is what ``SPTClassifier()`` does.
 
     ``r20_base`` is the same with one mask ratio for every series; ``r19_base`` is that but
     blends rough series (so not at all under ``mixup="auto"``);
     ``r18_auto`` (round 18's baseline) is that with fixed 32 tokens, which differ from
     ``patch_size="auto"`` on unequal lengths only; ``r11_base``, the baseline of rounds
-    11-17, is ``r18_auto`` with mixup off.
+    11-17, is ``r18_auto`` with mixup off. Every one of these rolls no series;
+    ``r26_auto``, the defaults since round 26, is ``r21_spread`` with ``augment="auto"``.
     """
     from sktspt import SPTClassifier
     from sktspt.data import resolve_patch_size
@@ -112,8 +113,9 @@ def test_current_base_config_is_the_package_defaults():
     assert tune.CONFIGS["r18_auto"] == {**tune.CONFIGS["r19_base"], "patch_tokens": 32}
     assert tune.CONFIGS["r19_base"] == {**tune.CONFIGS["r20_base"], "mixup_kind": "blend"}
     assert tune.CONFIGS["r20_base"] == {**tune.CONFIGS["r21_spread"], "mask_ratio_spread": 0.0}
+    assert tune.CONFIGS["r26_auto"] == {**tune.CONFIGS["r21_spread"], "augment": "auto"}
     for n_timepoints in (24, 251, 1460):
-        params = tune.estimator_params(tune.CONFIGS["r21_spread"], n_timepoints, 100)
+        params = tune.estimator_params(tune.CONFIGS["r26_auto"], n_timepoints, 100)
         assert params and "patch_size" not in params
         for key, value in params.items():
             assert defaults[key] == value, key

@@ -1,0 +1,90 @@
+"""Is a series' start point arbitrary? Training-data evidence for ``augment="auto"``.
+
+Rolled training series (``augment="roll"``) gained OSULeaf 4-7.5 points in training-split
+CV and cost ACSF1 13 and ArrowHead 8 (``docs/tuning.md``, round 25), so whether to roll is
+a property of the task, decided here from the training data in two steps:
+
+1. :func:`alignment_gain`, a screen that costs about a second: leave-one-out 1-NN on
+   z-normalised series, once with the Euclidean distance and once after the best circular
+   shift of one series against the other. Where aligning does not help a nearest
+   neighbour (GunPoint, ArrowHead, ItalyPowerDemand, JapaneseVowels), rolls are not
+   tried at all and the fit is the plain one.
+2. Where it helps (OSULeaf, but also ACSF1, whose classes still depend on position),
+   the classifier fine-tunes both ways on a held-out split of the training data and
+   keeps the better (:meth:`sktspt.SPTClassifier._choose_augment`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from .views import valid_lengths
+
+__all__ = ["alignment_gain", "loo_accuracy", "shift_distances", "znorm"]
+
+#: The screen looks at most this many series (a random subset) ...
+SCREEN_SERIES = 256
+#: ... each resampled to at most this many steps, so it stays a second or two.
+SCREEN_LENGTH = 512
+
+
+def znorm(X: np.ndarray) -> np.ndarray:
+    """Each series (and channel) to mean 0 and standard deviation 1."""
+    X = X - X.mean(axis=-1, keepdims=True)
+    return X / (X.std(axis=-1, keepdims=True) + 1e-8)
+
+
+def loo_accuracy(D: np.ndarray, y: np.ndarray) -> float:
+    """Leave-one-out 1-NN accuracy from a square distance matrix."""
+    D = D.copy()
+    np.fill_diagonal(D, np.inf)
+    return float((y[D.argmin(axis=1)] == y).mean())
+
+
+def shift_distances(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Squared Euclidean distances of ``(n, c, t)``, plain and minimised over circular
+    shifts (all shifts at once by FFT cross-correlation; channels share the shift)."""
+    n, _, t = X.shape
+    flat = X.reshape(n, -1)
+    sq = (flat**2).sum(axis=1)
+    plain = sq[:, None] + sq[None, :] - 2.0 * flat @ flat.T
+    spectra = np.fft.rfft(X, axis=-1)  # (n, c, f)
+    shifted = np.empty((n, n))
+    for i in range(n):
+        cross = np.fft.irfft((spectra[i][None] * np.conj(spectra)).sum(axis=1), n=t, axis=-1)
+        shifted[i] = sq[i] + sq - 2.0 * cross.max(axis=1)
+    return plain, shifted
+
+
+def _resampled(X: np.ndarray, length: int) -> np.ndarray:
+    """NaN-padded ``(n, c, t)``: each series' valid part resampled to ``length`` steps,
+    missing values inside it filled by interpolation (zeros where a channel has none)."""
+    lengths = valid_lengths(torch.from_numpy(X)).numpy()
+    grid = np.linspace(0.0, 1.0, length)
+    out = np.zeros((X.shape[0], X.shape[1], length))
+    for i, n_valid in enumerate(lengths):
+        steps = np.linspace(0.0, 1.0, max(int(n_valid), 1))
+        for ch in range(X.shape[1]):
+            s = X[i, ch, : max(int(n_valid), 1)].astype(np.float64)
+            seen = np.isfinite(s)
+            if seen.any():
+                out[i, ch] = np.interp(grid, steps[seen], s[seen])
+    return out
+
+
+def alignment_gain(X: np.ndarray, y: np.ndarray, seed: int = 0) -> float:
+    """Leave-one-out 1-NN accuracy after the best circular shift minus without it.
+
+    ``X`` is a prepared (NaN-padded) training panel ``(n, c, t)``, ``y`` its encoded
+    labels. At most :data:`SCREEN_SERIES` series (a random subset drawn with ``seed``)
+    at most :data:`SCREEN_LENGTH` steps long (their median valid length) are compared.
+    """
+    y = np.asarray(y)
+    if len(y) > SCREEN_SERIES:
+        keep = np.sort(np.random.default_rng(seed).choice(len(y), SCREEN_SERIES, replace=False))
+        X, y = X[keep], y[keep]
+    median = int(np.median(valid_lengths(torch.from_numpy(X)).numpy()))
+    Z = znorm(_resampled(X, max(2, min(median, SCREEN_LENGTH))))
+    plain, shifted = shift_distances(Z)
+    return loo_accuracy(shifted, y) - loo_accuracy(plain, y)
