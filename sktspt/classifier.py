@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import math
 import re
 import warnings
 
@@ -207,7 +208,8 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         if split is None:
             return False
         accuracy = {}
-        with torch.random.fork_rng(devices=[]):
+        devices = list(range(torch.cuda.device_count())) if torch.cuda.is_available() else []
+        with torch.random.fork_rng(devices=devices):
             for candidate in (False, "roll"):
                 torch.manual_seed(seed + 3)
                 accuracy[candidate] = self._holdout_accuracy(
@@ -224,9 +226,8 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         """Held-out accuracy of a short fine-tuning with ``augment_ = candidate``."""
         train, valid = split
         self.augment_ = candidate
-        n_batches = -(-len(Xp) // self.batch_size)
-        steps = SELECTION_STEPS * self.max_epochs_ * n_batches
-        epochs = max(1, int(np.ceil(steps / -(-len(train) // self.batch_size))))
+        steps = SELECTION_STEPS * self.max_epochs_ * math.ceil(len(Xp) / self.batch_size)
+        epochs = max(1, math.ceil(steps / math.ceil(len(train) / self.batch_size)))
         net = self._finetune_net(len(train), y_enc[train], seed, epochs, None,
                                  weighted=weights is not None, user_callbacks=False)
         net.initialize()
