@@ -658,13 +658,14 @@ def _build(meta: dict, device, probe: bool = False):
     if is_classifier:
         est.mixup_ = _mixup(fitted, params)
         est.mixup_kind_ = _mixup_kind(fitted, params)
-        est.augment_ = _augment_choice(fitted, params)
-        est.augment_evidence_ = _augment_evidence(fitted)
     if is_classifier != ("classes" in fitted):
         raise ValueError(
             f"an {name} file must {'' if is_classifier else 'not '}hold classes"
             + (" (is it an SPTPretrainer relabelled?)" if is_classifier else "")
         )
+    if is_classifier:  # after the check above, which names a relabelled pretrainer
+        est.augment_ = _augment_choice(fitted, params)
+        est.augment_evidence_ = _augment_evidence(fitted)
     if fitted["net"] not in _NETS[name]:
         raise ValueError(f"an {name} does not train a {fitted['net']!r}")
     classes = _classes(fitted["classes"]) if is_classifier else None

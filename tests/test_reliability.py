@@ -522,6 +522,14 @@ CRAFTED = {
     "device xla": (set_in("params", "device", value="xla"), "not a readable|invalid metadata"),
     "deep nesting": (lambda m: b"[" * 200_000 + b"]" * 200_000, "not a readable"),
     "callbacks set": (set_in("params", "callbacks", value=["x"]), "callbacks must be None"),
+    "unknown augment_": (set_in("fitted", "augment_", value="warp"), "augment_ must be"),
+    "augment_ auto": (set_in("fitted", "augment_", value="auto"), "augment_ must be"),
+    "malformed evidence": (set_in("fitted", "augment_evidence_", value={"alignment_gain": "x"}),
+                           "augment_evidence_ is malformed"),
+    "evidence not finite": (
+        set_in("fitted", "augment_evidence_",
+               value={"alignment_gain": 0.1, "holdout_accuracy": {"roll": float("nan")}}),
+        "augment_evidence_ is malformed|invalid metadata|not a readable"),
 }
 
 
