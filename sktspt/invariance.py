@@ -63,10 +63,10 @@ def _resampled(X: np.ndarray, length: int) -> np.ndarray:
     lengths = valid_lengths(torch.from_numpy(X)).numpy()
     grid = np.linspace(0.0, 1.0, length)
     out = np.zeros((X.shape[0], X.shape[1], length))
-    for i, n_valid in enumerate(lengths):
-        steps = np.linspace(0.0, 1.0, max(int(n_valid), 1))
+    for i, n_valid in enumerate(lengths.tolist()):  # valid_lengths is at least 1
+        steps = np.linspace(0.0, 1.0, n_valid)
         for ch in range(X.shape[1]):
-            s = X[i, ch, : max(int(n_valid), 1)].astype(np.float64)
+            s = X[i, ch, :n_valid].astype(np.float64)
             seen = np.isfinite(s)
             if seen.any():
                 out[i, ch] = np.interp(grid, steps[seen], s[seen])
