@@ -53,6 +53,11 @@ INFERENCE_BATCH = 64
 PHASE_LABELS = {"pretrain": "pretraining", "finetune": "fine-tuning"}
 
 
+def rng_devices() -> list[int]:
+    """The CUDA devices whose generators a forked RNG section must save and restore."""
+    return list(range(torch.cuda.device_count())) if torch.cuda.is_available() else []
+
+
 def with_threads(method):
     """Run ``method`` with ``torch.set_num_threads(self.n_threads)``, then restore the count.
 
@@ -230,9 +235,8 @@ class SPTBase(BaseEstimator):
         (``SEEDED_LOCK``), so that fits in threads equal serial ones and the caller's
         state is restored intact. Leaving the section also releases ``checkpoint_dir``.
         """
-        devices = list(range(torch.cuda.device_count())) if torch.cuda.is_available() else []
         try:
-            with SEEDED_LOCK, torch.random.fork_rng(devices=devices):
+            with SEEDED_LOCK, torch.random.fork_rng(devices=rng_devices()):
                 torch.manual_seed(seed)
                 yield
         finally:

@@ -16,7 +16,14 @@ from sklearn.preprocessing import LabelEncoder
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
-from ._base import INFERENCE_BATCH, EmbeddingTransformerMixin, SPTBase, _architecture, with_threads
+from ._base import (
+    INFERENCE_BATCH,
+    EmbeddingTransformerMixin,
+    SPTBase,
+    _architecture,
+    rng_devices,
+    with_threads,
+)
 from ._params import CLASSIFIER, check_value, declare_params
 from ._params import show as _show
 from .augment import resolve_mixup, roll_series
@@ -169,14 +176,9 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
                 "finetune", len(Xp), seed, self.max_epochs_, y_enc, phase="finetune",
                 weighted=weights is not None,
             )
-            net.initialize()
-            if encoder_state is not None:
-                self._load_pretrained(net.module_.encoder, encoder_state)
-            else:
-                fit_scales(net.module_, Xp)
+            self._start_finetuning(net, encoder_state, Xp)
             if self.max_epochs_ > 0:
-                X_fit = Xp if weights is None else {"X": Xp, "sample_weight": weights}
-                self._train(net, X_fit, y_enc, self.max_epochs_, "fine-tuning")
+                self._train(net, _weighted(Xp, weights), y_enc, self.max_epochs_, "fine-tuning")
         self.net_ = net
         self.encoder_ = self.net_.module_.encoder
         self.history_ = self.net_.history
@@ -208,8 +210,7 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         if split is None:
             return False
         accuracy = {}
-        devices = list(range(torch.cuda.device_count())) if torch.cuda.is_available() else []
-        with torch.random.fork_rng(devices=devices):
+        with torch.random.fork_rng(devices=rng_devices()):
             for candidate in (False, "roll"):
                 torch.manual_seed(seed + 3)
                 accuracy[candidate] = self._holdout_accuracy(
@@ -230,19 +231,20 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         epochs = max(1, math.ceil(steps / math.ceil(len(train) / self.batch_size)))
         net = self._finetune_net(len(train), y_enc[train], seed, epochs, None,
                                  weighted=weights is not None, user_callbacks=False)
+        self._start_finetuning(net, encoder_state, Xp[train])
+        self._train(net, _weighted(Xp[train], None if weights is None else weights[train]),
+                    y_enc[train], epochs, "the choice of augment")
+        proba = self._turned_proba(net.module_, Xp[valid])
+        return float((proba.argmax(axis=1) == y_enc[valid]).mean())
+
+    def _start_finetuning(self, net, encoder_state: dict | None, Xp: np.ndarray) -> None:
+        """Initialise ``net`` from the pretrained encoder, or (from scratch) fit its input
+        scales on ``Xp``."""
         net.initialize()
         if encoder_state is not None:
             self._load_pretrained(net.module_.encoder, encoder_state)
         else:
-            fit_scales(net.module_, Xp[train])
-        X_fit = Xp[train] if weights is None else {"X": Xp[train], "sample_weight": weights[train]}
-        self._train(net, X_fit, y_enc[train], epochs, "the choice of augment")
-        module, turns = net.module_, self._prediction_turns()
-        proba = np.mean([
-            _probabilities(self._infer(module, module, _turned(Xp[valid], k / turns)))
-            for k in range(turns)
-        ], axis=0)
-        return float((proba.argmax(axis=1) == y_enc[valid]).mean())
+            fit_scales(net.module_, Xp)
 
     def _load_pretrained(self, encoder: torch.nn.Module, state: dict) -> None:
         """Load the pretrained ``state`` except the top ``reinit_layers`` layers.
@@ -410,12 +412,11 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         weights = self._sample_weights(sample_weight, y_enc)
         if weights is not None:
             self.net_.set_params(criterion__reduction="none")
-            Xp = {"X": Xp, "sample_weight": weights}
         # The current precision (it may have changed since the net was built, or the model
         # may have been loaded on another device); raises where the device cannot train it.
         self.net_.precision = autocast_dtype(self.precision, self._device)
         with self._seeded(self._seed()):
-            self.net_.partial_fit(Xp, y_enc)
+            self.net_.partial_fit(_weighted(Xp, weights), y_enc)
         return self
 
     # --- predict ----------------------------------------------------------------------
@@ -427,12 +428,16 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         if self.early_exit is not None:
             proba = _probabilities(self._early_exit(X)[0])
         else:
-            Xin, turns = self._input(X), self._prediction_turns()
-            proba = np.mean([
-                _probabilities(self._infer(module, module, _turned(Xin, k / turns)))
-                for k in range(turns)
-            ], axis=0)
+            proba = self._turned_proba(module, self._input(X))
         return check_finite_output(proba / proba.sum(axis=1, keepdims=True), "predict_proba")
+
+    def _turned_proba(self, module: torch.nn.Module, Xp: np.ndarray) -> np.ndarray:
+        """Probabilities of prepared ``Xp``, averaged over :meth:`_prediction_turns` turns."""
+        turns = self._prediction_turns()
+        return np.mean([
+            _probabilities(self._infer(module, module, _turned(Xp, k / turns)))
+            for k in range(turns)
+        ], axis=0)
 
     def _prediction_turns(self) -> int:
         """Evenly spaced circular turns of each series whose probabilities are averaged.
@@ -488,6 +493,11 @@ def _probabilities(logits: np.ndarray) -> np.ndarray:
     proba = np.exp(logits - logits.max(axis=-1, keepdims=True))
     proba /= proba.sum(axis=-1, keepdims=True)
     return proba.mean(axis=1) if proba.ndim == 3 else proba
+
+
+def _weighted(Xp: np.ndarray, weights: np.ndarray | None):
+    """Training input for skorch: ``Xp``, or with per-series loss weights beside it."""
+    return Xp if weights is None else {"X": Xp, "sample_weight": weights}
 
 
 def _selection_split(y_enc: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray] | None:
