@@ -249,7 +249,8 @@ def estimator_params(config: dict, n_timepoints: int, n_train: int) -> dict:
 
 
 def fit_score(params: dict, X, y, train, test, scratch: bool, seed: int,
-              device: str = "cpu") -> float:
+              device: str = "cpu") -> tuple[float, str]:
+    """Test-fold accuracy of one fit, and what ``augment="auto"`` chose from its evidence."""
     torch.set_num_threads(1)
     params = dict(params)
     if scratch and "pretrain_steps" in params:  # both phases' steps in fine-tuning alone
@@ -266,15 +267,26 @@ def fit_score(params: dict, X, y, train, test, scratch: bool, seed: int,
             params["max_epochs"] = pre + fine
         params["pretrain_epochs"] = 0
     clf = SPTClassifier(random_state=seed, device=device, **params).fit(take(X, train), y[train])
-    return clf.score(take(X, test), y[test])
+    return clf.score(take(X, test), y[test]), augment_note(clf)
+
+
+def augment_note(clf) -> str:
+    """``augment_`` and the figures it was chosen from, for the log ("" if not chosen)."""
+    evidence = getattr(clf, "augment_evidence_", None)
+    if not evidence:
+        return ""
+    held = evidence.get("holdout_accuracy", {})
+    figures = "".join(f", held-out {k} {v:.3f}" for k, v in held.items())
+    gain = evidence["alignment_gain"]
+    return f"augment {getattr(clf, 'augment_', None)!r} (gain {gain:.3f}{figures})"
 
 
 def run(params: dict, X, y, model: str, fold: int, train, test, seed: int,
         device: str = "cpu"):
-    """One fold of one model: ``(model, fold, accuracy, seconds)``."""
+    """One fold of one model: ``(model, fold, accuracy, seconds, augment note)``."""
     start = time.perf_counter()
-    acc = fit_score(params, X, y, train, test, model == "scratch", seed, device)
-    return model, fold, acc, time.perf_counter() - start
+    acc, note = fit_score(params, X, y, train, test, model == "scratch", seed, device)
+    return model, fold, acc, time.perf_counter() - start, note
 
 
 def summarize(csv_path: str) -> str:
@@ -358,12 +370,14 @@ def main() -> None:
                 folds = StratifiedKFold(args.folds, shuffle=True, random_state=args.seed)
                 jobs = [(model, i, tr, te) for model in args.models
                         for i, (tr, te) in enumerate(folds.split(X, y))]
-                for model, i, acc, sec in Parallel(n_jobs=args.n_jobs)(
+                for model, i, acc, sec, note in Parallel(n_jobs=args.n_jobs)(
                     delayed(run)(CONFIGS[config], X, y, *job, args.seed, args.device)
                     for job in jobs
                 ):
                     writer.writerow([config, name, model, i, f"{acc:.4f}", f"{sec:.1f}"])
                     f.flush()
+                    if note:
+                        print(f"{config} {name} {model} fold {i}: {note}", flush=True)
                 rows = [r for r in csv.reader(open(args.output)) if r[0] == config and r[1] == name]
                 for model in args.models:
                     accs = [float(r[4]) for r in rows if r[2] == model]

@@ -121,3 +121,20 @@ def test_current_base_config_is_the_package_defaults():
             assert defaults[key] == value, key
         fixed = tune.estimator_params(tune.CONFIGS["r18_auto"], n_timepoints, 100)
         assert fixed["patch_size"] == resolve_patch_size("auto", n_timepoints)
+
+
+def test_augment_note_reports_the_choice_and_its_evidence():
+    """The log line says what ``augment="auto"`` kept and the held-out figures behind it."""
+    tune = load_benchmark("tune")
+
+    class Fitted:
+        augment_ = "roll"
+        augment_evidence_ = {"alignment_gain": 0.13,
+                             "holdout_accuracy": {"none": 0.761, "roll": 0.806}}
+
+    note = tune.augment_note(Fitted())
+    assert note == "augment 'roll' (gain 0.130, held-out none 0.761, held-out roll 0.806)"
+    Fitted.augment_evidence_ = {"alignment_gain": -0.04}
+    Fitted.augment_ = False
+    assert tune.augment_note(Fitted()) == "augment False (gain -0.040)"
+    assert tune.augment_note(object()) == ""
