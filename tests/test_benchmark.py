@@ -31,6 +31,8 @@ def _check_outputs(out, models, seeds):
     assert (neural["epochs"] == np.where(scratch, 2, 1)).all()
     assert (neural["pretrain_epochs"] == np.where(scratch, 0, 1)).all()
     assert results.loc[results["model"] == "minirocket", "depth"].isna().all()
+    assert results.loc[results["model"] == "minirocket", "augment"].isna().all()
+    assert (neural["augment"] == "none").all()  # ItalyPowerDemand fails the roll screen
     page = (out / "results.md").read_text()
     assert "python -m sktspt.benchmark" in page and "CPU cores" in page and "torch" in page
     for model in models:
@@ -95,6 +97,19 @@ def test_seed_is_random_state_so_reruns_agree_and_default_depth_is_recorded():
     assert a["error"] == "" and np.isfinite(a["accuracy"])
     assert a["accuracy"] == b["accuracy"] and a["n_params"] == b["n_params"]
     assert a["depth"] == SPTClassifier().depth
+
+
+def test_rows_record_what_fine_tuning_augmented_with():
+    params = {"d_model": 16, "n_heads": 2, "dim_feedforward": 32, "depth": 1}
+    job = benchmark.Job("ItalyPowerDemand", "spt-span", 0, None)
+    # ItalyPowerDemand fails augment="auto"'s alignment screen, so its fit does not roll.
+    auto = benchmark.run_job(job, MODELS["spt-span"], 1, 1, params, n_parallel=1, threads=1)
+    rolled = benchmark.run_job(job, MODELS["spt-span"], 1, 1, {**params, "augment": "roll"},
+                               n_parallel=1, threads=1)
+    rocket = benchmark.run_job(benchmark.Job("ItalyPowerDemand", "minirocket", 0, None),
+                               MODELS["minirocket"], 1, 1, {}, n_parallel=1, threads=1)
+    assert (auto["error"], rolled["error"], rocket["error"]) == ("", "", "")
+    assert (auto["augment"], rolled["augment"], rocket["augment"]) == ("none", "roll", None)
 
 
 def test_failed_job_is_reported_not_raised(monkeypatch, tmp_path):

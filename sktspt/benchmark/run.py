@@ -36,8 +36,8 @@ __all__ = [
 ]
 
 BACKENDS = ("loky", "dask", "ray")
-COLUMNS = ("dataset", "model", "seed", "depth", "pretrain_epochs", "epochs", "accuracy",
-           "fit_s", "predict_s", "n_params", "error")
+COLUMNS = ("dataset", "model", "seed", "depth", "pretrain_epochs", "epochs", "augment",
+           "accuracy", "fit_s", "predict_s", "n_params", "error")
 INT_COLUMNS = ("seed", "depth", "pretrain_epochs", "epochs", "n_params")
 
 
@@ -117,6 +117,15 @@ def n_params(estimator) -> int | None:
     return None
 
 
+def augment_label(estimator) -> str | None:
+    """What fine-tuning augmented with (``augment_``, which ``augment="auto"`` chooses in
+    fit): ``"none"``, ``"roll"``, ...; None for a model without the attribute."""
+    augment = getattr(estimator, "augment_", None)
+    if augment is None:
+        return None
+    return "none" if augment is False else ("stretch" if augment is True else str(augment))
+
+
 def run_job(job: Job, spec: ModelSpec, pretrain_epochs: int | str, epochs: int | str,
             params: dict,
             n_parallel: int, threads: int | None = None) -> dict:
@@ -130,7 +139,7 @@ def run_job(job: Job, spec: ModelSpec, pretrain_epochs: int | str, epochs: int |
     row = dict(
         dataset=job.dataset, model=job.model, seed=job.seed, depth=job.depth,
         pretrain_epochs=pretrain_epochs if spec.neural and pretrain_epochs != "auto" else None,
-        epochs=epochs if spec.neural and epochs != "auto" else None,
+        epochs=epochs if spec.neural and epochs != "auto" else None, augment=None,
         accuracy=np.nan, fit_s=np.nan, predict_s=np.nan, n_params=None, error="",
     )
     if threads is None:
@@ -151,6 +160,7 @@ def run_job(job: Job, spec: ModelSpec, pretrain_epochs: int | str, epochs: int |
                                    ("epochs", "max_epochs_")):  # "auto" resolved in fit
                 if hasattr(estimator, fitted):
                     row[column] = getattr(estimator, fitted)
+            row["augment"] = augment_label(estimator)
             start = time.perf_counter()
             y_pred = estimator.predict(X_te)
             row["predict_s"] = time.perf_counter() - start
