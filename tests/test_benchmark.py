@@ -172,6 +172,22 @@ def test_tables_average_over_seeds_in_registry_order_without_failed_jobs():
     assert "RuntimeError: boom" in text.split("## Failed jobs")[1]
 
 
+def test_detail_table_counts_augment_choices_and_names_the_slowest_fit():
+    rows = [("spt-span", 0, "roll", 10.0), ("spt-span", 1, "none", 30.0),
+            ("spt-span", 2, "roll", 20.0), ("minirocket", 0, None, 1.0)]
+    results = pd.DataFrame(
+        [dict(dataset="OSULeaf", model=m, seed=s, depth=None, pretrain_epochs=1, epochs=1,
+              augment=a, accuracy=0.5, fit_s=f, predict_s=0.1, n_params=10, error="")
+         for m, s, a, f in rows]
+    ).astype({"depth": "Int64"})
+    lines = benchmark.markdown_tables(results).splitlines()
+    spt = "| OSULeaf | spt-span | 0.500 ± 0.000 | 3 | 20.0 | 30.0 | 0.10 | 10 |"
+    assert f"{spt} roll 2, none 1 |" in lines
+    assert "| OSULeaf | minirocket | 0.500 | 1 | 1.0 | 1.0 | 0.10 | 10 | — |" in lines
+    old = benchmark.markdown_tables(results.drop(columns="augment"))  # pre-column results.csv
+    assert f"{spt} — |" in old.splitlines()
+
+
 def test_module_runs_as_a_script_with_process_workers(tmp_path):
     """``python -m`` with loky workers: job functions must unpickle by module name."""
     import subprocess
@@ -351,3 +367,11 @@ def test_readme_full_benchmark_command_is_the_one_that_made_the_results_page():
     command = command.removeprefix("- Command: ").strip("`")
     assert command.startswith("python -m sktspt.benchmark") and "--write-docs" in command
     assert command in (root / "README.md").read_text()
+
+
+def test_machine_description_names_the_cpu_model():
+    """Fits reproduce bitwise only on one CPU model, so the pages must say which ran."""
+    from sktspt.benchmark.report import cpu_model, machine_description
+
+    model = cpu_model()
+    assert model and model in machine_description()

@@ -46,15 +46,25 @@ def _label(model: str, depth, study: bool) -> str:
     return model if pd.isna(depth) or not study else f"{model} (depth {int(depth)})"
 
 
+def _choices(labels: pd.Series) -> str:
+    """What the seeds augmented with, most frequent first (``"roll 2, none 1"``), or "—"."""
+    counts = labels.dropna().value_counts()
+    return ", ".join(f"{label} {n}" for label, n in counts.items()) or "—"
+
+
 def summarize(results: pd.DataFrame) -> pd.DataFrame:
-    """Mean and std (over seeds) of accuracy, mean fit and predict seconds per group."""
+    """Mean and std (over seeds) of accuracy, mean and slowest fit, mean predict seconds
+    and what fine-tuning augmented with, per group."""
     ok = results[results["error"] == ""].copy()
+    if "augment" not in ok:  # results written before the column existed
+        ok["augment"] = None
     study = ok["depth"].nunique() > 1  # name the depth only in a depth study
     ok["label"] = [_label(m, d, study) for m, d in zip(ok["model"], ok["depth"])]
     grouped = ok.groupby(["dataset", "model", "depth", "label"], sort=False, dropna=False)
     summary = grouped.agg(
         accuracy=("accuracy", "mean"), std=("accuracy", "std"), seeds=("seed", "count"),
-        fit_s=("fit_s", "mean"), predict_s=("predict_s", "mean"), n_params=("n_params", "first"),
+        fit_s=("fit_s", "mean"), fit_max_s=("fit_s", "max"), predict_s=("predict_s", "mean"),
+        n_params=("n_params", "first"), augment=("augment", _choices),
     ).reset_index()
     summary["std"] = summary["std"].fillna(0.0)
     return summary
@@ -136,7 +146,8 @@ def markdown_tables(results: pd.DataFrame, skipped: Sequence[Skipped] = ()) -> s
         notes.append("- The mean is given only for models that ran on every dataset.")
     detail = [
         [r.dataset, r.label, _acc(r.accuracy, r.std, r.seeds), r.seeds, f"{r.fit_s:.1f}",
-         f"{r.predict_s:.2f}", "—" if pd.isna(r.n_params) else f"{int(r.n_params):,}"]
+         f"{r.fit_max_s:.1f}", f"{r.predict_s:.2f}",
+         "—" if pd.isna(r.n_params) else f"{int(r.n_params):,}", r.augment]
         for r in summary.itertuples()
     ]
     parts = [
@@ -144,8 +155,8 @@ def markdown_tables(results: pd.DataFrame, skipped: Sequence[Skipped] = ()) -> s
         md_table(["dataset", *labels], matrix), "",
         *([*notes, ""] if notes else []),
         "## Per dataset and model", "",
-        md_table(["dataset", "model", "accuracy", "seeds", "fit s", "predict s", "params"],
-                  detail),
+        md_table(["dataset", "model", "accuracy", "seeds", "fit s", "slowest fit s",
+                   "predict s", "params", "augment (seeds)"], detail),
     ]
     failed = results[results["error"] != ""]
     if len(failed):
@@ -156,8 +167,22 @@ def markdown_tables(results: pd.DataFrame, skipped: Sequence[Skipped] = ()) -> s
     return "\n".join(parts) + "\n"
 
 
+def cpu_model() -> str:
+    """The CPU's model name where the OS tells it (fits are bitwise reproducible only on
+    one CPU model and torch build), else the architecture."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def machine_description() -> str:
-    """OS, CPU cores and the versions of Python, torch, scikit-learn, sktime and sktspt."""
+    """OS, CPU model and cores and the versions of Python, torch, scikit-learn, sktime
+    and sktspt."""
     import sklearn
     import skorch
     import sktime
@@ -166,7 +191,7 @@ def machine_description() -> str:
     from .._version import __version__
 
     return (
-        f"{platform.system()} {platform.machine()}, {cpu_count()} CPU cores, "
+        f"{platform.system()} {platform.machine()}, {cpu_model()}, {cpu_count()} CPU cores, "
         f"Python {platform.python_version()}, torch {torch.__version__}, "
         f"scikit-learn {sklearn.__version__}, skorch {skorch.__version__}, "
         f"sktime {sktime.__version__}, sktspt {__version__}"
