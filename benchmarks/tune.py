@@ -202,6 +202,13 @@ CONFIGS["r23_tok48"] = {**CONFIGS["r21_spread"], "patch_tokens": 48}
 CONFIGS["r25_roll"] = {**CONFIGS["r21_spread"], "augment": "roll"}
 # Round 26: rolls in fine-tuning only where a 1-NN screen and a held-out third say so.
 CONFIGS["r26_auto"] = {**CONFIGS["r21_spread"], "augment": "auto"}  # the defaults since
+# Round 29 (benchmarks/sweep.py, several CV seeds at once on a GPU): rotary positions, the
+# same 2000 steps split 500 + 1500 (SPT trails scratch where fine-tuning steps matter: PLAID,
+# ACSF1), three ensemble members, and depth 6 (its SPT - scratch gap against depth 3's).
+CONFIGS["r29_rotary"] = {**CONFIGS["r26_auto"], "positional": "rotary"}
+CONFIGS["r29_pre500"] = {**CONFIGS["r26_auto"], "pretrain_steps": 500, "auto_steps": 1500}
+CONFIGS["r29_e3"] = {**CONFIGS["r26_auto"], "n_estimators": 3}
+CONFIGS["r29_depth6"] = {**CONFIGS["r26_auto"], "depth": 6}
 
 
 def load(name: str):
@@ -313,16 +320,20 @@ def compare(csv_path: str, baseline: str, model: str = "spt") -> str:
     Configs are compared with ``baseline`` on the folds both scored (same datasets, same
     fold indices: one ``--seed`` gives both the same splits), so a fold that is hard for
     every config does not count as a difference. ``±`` is the standard error of the mean
-    per-fold Δ; with folds of 12-67 series it is the resolution of a row.
+    per-fold Δ; with folds of 12-67 series it is the resolution of a row. ``won / lost``
+    counts the folds where the config scored above / below the baseline.
     """
     import pandas as pd
 
     df = pd.read_csv(csv_path)
-    df = df[df["model"] == model].drop_duplicates(["config", "dataset", "fold"], keep="last")
-    wide = df.pivot_table(index=["dataset", "fold"], columns="config", values="cv_accuracy")
+    # benchmarks/sweep.py's rows also name their CV seed: a fold is (dataset, seed, fold) there
+    fold = ["dataset", "cv_seed", "fold"] if "cv_seed" in df else ["dataset", "fold"]
+    df = df[df["model"] == model].drop_duplicates(["config", *fold], keep="last")
+    wide = df.pivot_table(index=fold, columns="config", values="cv_accuracy")
     if baseline not in wide:
         raise ValueError(f"{baseline!r} has no {model} rows in {csv_path}.")
-    lines = ["| config | folds | mean | Δ per fold | datasets |", "|---|---|---|---|---|"]
+    lines = ["| config | folds | mean | Δ per fold | won / lost | datasets |",
+             "|---|---|---|---|---|---|"]
     for config in wide.columns:
         scored = wide[baseline].notna() & wide[config].notna()
         base, ours = wide.loc[scored, baseline], wide.loc[scored, config]
@@ -331,6 +342,7 @@ def compare(csv_path: str, baseline: str, model: str = "spt") -> str:
         se = delta.std(ddof=1) / np.sqrt(len(delta)) if len(delta) > 1 else float("nan")
         lines.append(
             f"| {config} | {len(delta)} | {means.mean():.3f} | {delta.mean():+.3f} ± {se:.3f} | "
+            f"{(delta > 0).sum()} / {(delta < 0).sum()} | "
             + ", ".join(f"{d} {m:.3f}" for d, m in means.items()) + " |"
         )
     return "\n".join(lines)

@@ -27,7 +27,8 @@ def test_compare_pairs_folds_and_skips_unscored(tmp_path):
     assert rows["new"][1] == "3"
     assert rows["new"][2] == f"{((0.6 + 0.8) / 2 + 0.9) / 2:.3f}"
     assert rows["new"][3].startswith("+0.067")  # (+.1, +.1, 0) / 3
-    assert "A 0.700" in rows["new"][4] and "B 0.900" in rows["new"][4]
+    assert rows["new"][4] == "2 / 0"  # won A's two folds, tied B's
+    assert "A 0.700" in rows["new"][5] and "B 0.900" in rows["new"][5]
 
 
 def test_compare_names_a_missing_baseline(tmp_path):
