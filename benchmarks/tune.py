@@ -202,6 +202,9 @@ CONFIGS["r23_tok48"] = {**CONFIGS["r21_spread"], "patch_tokens": 48}
 CONFIGS["r25_roll"] = {**CONFIGS["r21_spread"], "augment": "roll"}
 # Round 26: rolls in fine-tuning only where a 1-NN screen and a held-out third say so.
 CONFIGS["r26_auto"] = {**CONFIGS["r21_spread"], "augment": "auto"}  # the defaults since
+# Every config above split "auto" budgets half and half (pretrain_share=0.5 until round 29).
+for _config in CONFIGS.values():
+    _config.setdefault("pretrain_share", 0.5)
 # Round 29 (benchmarks/sweep.py, several CV seeds at once on a GPU): rotary positions, the
 # same 2000 steps split 500 + 1500 (SPT trails scratch where fine-tuning steps matter: PLAID,
 # ACSF1), three ensemble members, and depth 6 (its SPT - scratch gap against depth 3's).
@@ -209,6 +212,9 @@ CONFIGS["r29_rotary"] = {**CONFIGS["r26_auto"], "positional": "rotary"}
 CONFIGS["r29_pre500"] = {**CONFIGS["r26_auto"], "pretrain_steps": 500, "auto_steps": 1500}
 CONFIGS["r29_e3"] = {**CONFIGS["r26_auto"], "n_estimators": 3}
 CONFIGS["r29_depth6"] = {**CONFIGS["r26_auto"], "depth": 6}
+# The defaults since round 29: r29_pre500's split as the package's pretrain_share (the same
+# epoch counts: ceil(500 / steps an epoch) and ceil(1500 / steps an epoch)).
+CONFIGS["r29_share25"] = {**CONFIGS["r26_auto"], "pretrain_share": 0.25}
 
 
 def load(name: str):

@@ -267,18 +267,19 @@ class SPTBase(BaseEstimator):
             return ValidSplit(frac, stratified=True, random_state=seed)
         return ValidSplit(frac, stratified=False, random_state=seed)
 
-    def _resolve_epochs(self, epochs, n: int, seed: int, y=None) -> int:
-        """``epochs``, or for ``"auto"`` the epochs that give about ``auto_steps`` steps.
+    def _resolve_epochs(self, epochs, n: int, seed: int, y=None, steps: int | None = None) -> int:
+        """``epochs``, or for ``"auto"`` the epochs that give about ``steps`` steps.
 
         A budget in optimizer steps rather than epochs gives small datasets enough
         updates (36 series in batches of 16 are 3 steps an epoch) without over-training
-        large ones.
+        large ones. ``steps`` defaults to ``auto_steps``.
         """
         if epochs != "auto":
             return int(epochs)
+        steps = self.auto_steps if steps is None else steps
         split = self._train_split(n, seed, y)
         n_train = n - (math.ceil(n * self.validation_fraction) if split is not None else 0)
-        return max(1, math.ceil(self.auto_steps / max(1, math.ceil(n_train / self.batch_size))))
+        return max(1, math.ceil(steps / max(1, math.ceil(n_train / self.batch_size))))
 
     def _net_kwargs(
         self, n: int, epochs: int, seed: int, y=None, callbacks=None, phase: str | None = None

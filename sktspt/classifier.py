@@ -166,12 +166,14 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
                     ).state_dict()
             elif self.pretrain_epochs != 0:
                 pre_X = Xp if X_unlabeled is None else self._with_unlabeled(Xp, X_unlabeled)
-                self.pretrain_epochs_ = self._resolve_epochs(self.pretrain_epochs, len(pre_X), seed)
+                self.pretrain_epochs_ = self._resolve_epochs(
+                    self.pretrain_epochs, len(pre_X), seed, steps=self._auto_budget("pretrain"))
                 pre_net = self._pretrain(pre_X, self.pretrain_epochs_, seed,
                                          self.pretrain_callbacks)
                 encoder_state = pre_net.module_.encoder.state_dict()
                 self.pretrain_history_ = pre_net.history
-            self.max_epochs_ = self._resolve_epochs(self.max_epochs, len(Xp), seed, y_enc)
+            self.max_epochs_ = self._resolve_epochs(self.max_epochs, len(Xp), seed, y_enc,
+                                                    steps=self._auto_budget("finetune"))
             self.augment_ = self._choose_augment(Xp, y_enc, weights, encoder_state, seed)
             net = self._build_net(
                 "finetune", len(Xp), seed, self.max_epochs_, y_enc, phase="finetune",
@@ -184,6 +186,19 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         self.encoder_ = self.net_.module_.encoder
         self.history_ = self.net_.history
         return self
+
+    def _auto_budget(self, phase: str) -> int:
+        """The optimizer steps an ``"auto"`` phase aims at.
+
+        Where both phases are ``"auto"`` and this fit pretrains, they split
+        ``2 * auto_steps`` by ``pretrain_share``: equal total steps to the from-scratch
+        control (``pretrain_epochs=0``, ``auto_steps`` doubled) whatever the split.
+        """
+        both = self.pretrain_epochs == "auto" and self.max_epochs == "auto"
+        if not both or self.pretrainer is not None:
+            return self.auto_steps
+        share = self.pretrain_share if phase == "pretrain" else 1 - self.pretrain_share
+        return max(1, round(2 * self.auto_steps * share))
 
     def _n_members(self) -> int:
         return int(self.n_estimators)

@@ -12,9 +12,12 @@ TINY = dict(depth=1, d_model=16, n_heads=2, dim_feedforward=16, random_state=0)
 def test_auto_epochs_give_the_step_budget():
     X, y = make_panel(n=40)  # 40 series in batches of 16: 3 steps an epoch
     clf = SPTClassifier(pretrain_epochs="auto", max_epochs="auto", auto_steps=30,
-                        validation_fraction=0.0, **TINY).fit(X, y)
+                        pretrain_share=0.5, validation_fraction=0.0, **TINY).fit(X, y)
     assert (clf.pretrain_epochs_, clf.max_epochs_) == (10, 10)
     assert len(clf.pretrain_history_) == 10 and len(clf.history_) == 10
+    # the default share: a quarter of the 60 steps pretrain (15, in 5 epochs), the rest fine-tune
+    clf = SPTClassifier(auto_steps=30, validation_fraction=0.0, **TINY).fit(X, y)
+    assert (clf.pretrain_epochs_, clf.max_epochs_) == (5, 15)
 
 
 def test_auto_epochs_count_only_the_training_part():
@@ -24,6 +27,17 @@ def test_auto_epochs_count_only_the_training_part():
     assert clf.max_epochs_ == 15 and clf.pretrain_epochs_ == 0
     pre = SPTPretrainer(max_epochs="auto", auto_steps=9, validation_fraction=0.0, **TINY).fit(X)
     assert pre.max_epochs_ == 3
+
+
+def test_pretrain_share_splits_the_two_auto_phases():
+    X, y = make_panel(n=40)  # 3 steps an epoch; 2 * 30 steps in all, 12 of them pretraining
+    clf = SPTClassifier(auto_steps=30, pretrain_share=0.2, validation_fraction=0.0,
+                        **TINY).fit(X, y)
+    assert (clf.pretrain_epochs_, clf.max_epochs_) == (4, 16)
+    # a fixed epoch count in either phase leaves the other at auto_steps, share unused
+    clf = SPTClassifier(pretrain_epochs=2, auto_steps=30, pretrain_share=0.2,
+                        validation_fraction=0.0, **TINY).fit(X, y)
+    assert (clf.pretrain_epochs_, clf.max_epochs_) == (2, 10)
 
 
 def test_fixed_epochs_are_kept():
@@ -56,6 +70,9 @@ def test_warmup_is_the_rising_part_of_each_phase(warmup, rising):
     ({"auto_steps": 1.5}, "auto_steps must be a positive integer"),
     ({"max_epochs": "many"}, "max_epochs must be 'auto' or a non-negative integer"),
     ({"pretrain_epochs": -1}, "pretrain_epochs must be 'auto' or a non-negative integer"),
+    ({"pretrain_share": 1.0}, "pretrain_share must be a number in \\(0, 1\\)"),
+    ({"pretrain_share": 0}, "pretrain_share must be a number in \\(0, 1\\)"),
+    ({"pretrain_share": "half"}, "pretrain_share must be a number in \\(0, 1\\)"),
 ])
 def test_bad_budgets_are_refused(params, match):
     X, y = make_panel(n=20)

@@ -96,14 +96,16 @@ def test_device_reaches_the_estimator(captured):
 
 
 def test_current_base_config_is_the_package_defaults():
-    """Rounds 21-25 compared against ``r21_spread``; ``r26_auto`` is what ``SPTClassifier()`` does.
+    """Rounds 21-25 compared against ``r21_spread``; ``r29_share25`` is what ``SPTClassifier()`` does.
 
     ``r20_base`` is the same with one mask ratio for every series; ``r19_base`` is that but
     blends rough series (so not at all under ``mixup="auto"``);
     ``r18_auto`` (round 18's baseline) is that with fixed 32 tokens, which differ from
     ``patch_size="auto"`` on unequal lengths only; ``r11_base``, the baseline of rounds
     11-17, is ``r18_auto`` with mixup off. Every one of these rolls no series;
-    ``r26_auto``, the defaults since round 26, is ``r21_spread`` with ``augment="auto"``.
+    ``r26_auto``, the defaults of rounds 26-28, is ``r21_spread`` with ``augment="auto"``;
+    ``r29_share25``, the defaults since round 29, is that with a quarter of the steps in
+    pretraining. Every config before round 29 splits the steps half and half.
     """
     from sktspt import SPTClassifier
     from sktspt.data import resolve_patch_size
@@ -115,8 +117,11 @@ def test_current_base_config_is_the_package_defaults():
     assert tune.CONFIGS["r19_base"] == {**tune.CONFIGS["r20_base"], "mixup_kind": "blend"}
     assert tune.CONFIGS["r20_base"] == {**tune.CONFIGS["r21_spread"], "mask_ratio_spread": 0.0}
     assert tune.CONFIGS["r26_auto"] == {**tune.CONFIGS["r21_spread"], "augment": "auto"}
+    assert tune.CONFIGS["r29_share25"] == {**tune.CONFIGS["r26_auto"], "pretrain_share": 0.25}
+    assert all(c["pretrain_share"] == 0.5 for name, c in tune.CONFIGS.items()
+               if not name.startswith("r29"))
     for n_timepoints in (24, 251, 1460):
-        params = tune.estimator_params(tune.CONFIGS["r26_auto"], n_timepoints, 100)
+        params = tune.estimator_params(tune.CONFIGS["r29_share25"], n_timepoints, 100)
         assert params and "patch_size" not in params
         for key, value in params.items():
             assert defaults[key] == value, key
