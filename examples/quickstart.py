@@ -27,7 +27,8 @@ def main() -> None:
     parser.add_argument("--data-dir", default=None)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--steps", type=int, default=SPTClassifier().auto_steps,
-                        help="optimizer steps per phase")
+                        help="optimizer steps per phase on average (auto_steps): SPT splits "
+                             "twice this by pretrain_share, scratch fine-tunes for all of it")
     args = parser.parse_args()
 
     X_train, y_train, X_test, y_test, _ = load_dataset(args.dataset, args.data_dir)
