@@ -96,9 +96,10 @@ def test_device_reaches_the_estimator(captured):
 
 
 def test_current_base_config_is_the_package_defaults():
-    """Rounds 21-25 compared against ``r21_spread``; ``r29_share25`` is what ``SPTClassifier()`` does.
+    """``r29_share25`` is what ``SPTClassifier()`` does.
 
-    ``r20_base`` is the same with one mask ratio for every series; ``r19_base`` is that but
+    Rounds 21-25 compared against ``r21_spread``; ``r20_base`` is the same with one mask
+    ratio for every series; ``r19_base`` is that but
     blends rough series (so not at all under ``mixup="auto"``);
     ``r18_auto`` (round 18's baseline) is that with fixed 32 tokens, which differ from
     ``patch_size="auto"`` on unequal lengths only; ``r11_base``, the baseline of rounds
