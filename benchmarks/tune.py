@@ -215,6 +215,9 @@ CONFIGS["r29_depth6"] = {**CONFIGS["r26_auto"], "depth": 6}
 # The defaults since round 29: r29_pre500's split as the package's pretrain_share (the same
 # epoch counts: ceil(500 / steps an epoch) and ceil(1500 / steps an epoch)).
 CONFIGS["r29_share25"] = {**CONFIGS["r26_auto"], "pretrain_share": 0.25}
+# Round 30: does the trend go on? An eighth of the steps in pretraining (250 + 1750); with
+# the defaults' scratch control (all 2000 steps fine-tuning), the end of that line.
+CONFIGS["r30_share125"] = {**CONFIGS["r26_auto"], "pretrain_share": 0.125}
 
 
 def load(name: str):
