@@ -218,6 +218,9 @@ CONFIGS["r29_share25"] = {**CONFIGS["r26_auto"], "pretrain_share": 0.25}
 # Round 30: does the trend go on? An eighth of the steps in pretraining (250 + 1750); with
 # the defaults' scratch control (all 2000 steps fine-tuning), the end of that line.
 CONFIGS["r30_share125"] = {**CONFIGS["r26_auto"], "pretrain_share": 0.125}
+# Round 31: three ensemble members at today's split, on the four sets whose fits are cheap
+# enough (about 20 s on 2 cores) for three members to stay within the fit-time target.
+CONFIGS["r31_e3"] = {**CONFIGS["r29_share25"], "n_estimators": 3}
 
 
 def load(name: str):
