@@ -212,7 +212,8 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         Rolls are tried only where aligning series circularly helps a 1-NN
         (:func:`~sktspt.invariance.alignment_gain` above 0), and kept only where
         fine-tuning with them, scored from :data:`ROLL_TURNS` turns, beats fine-tuning
-        without on a stratified held-out third of the training data (both from the same
+        without on held-out training series (a stratified third, or at the archive's
+        extremes one series a class: :func:`_selection_split`; both from the same
         pretrained encoder, at :data:`SELECTION_STEPS` of the step budget, ties to no
         rolls). The comparison draws from its own random streams, so where it keeps no
         rolls the fit equals ``augment=False``'s. ``augment_evidence_`` records the
@@ -517,14 +518,23 @@ def _weighted(Xp: np.ndarray, weights: np.ndarray | None):
 
 
 def _selection_split(y_enc: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray] | None:
-    """A stratified held-out third of the training series, or None where some class has
-    fewer than 2 series or the classes outnumber either side of the split."""
+    """The held-out series that ``augment="auto"`` scores its two fits on.
+
+    A stratified third of the training series where it can hold every class on both
+    sides. At the archive's extremes (dozens of classes of 2-3 series, or a class of one),
+    one series of each class that has two or more, so that every class still trains;
+    ``None`` where no class has two.
+    """
     counts = np.bincount(y_enc)
     n_valid = int(np.ceil(len(y_enc) * SELECTION_FRACTION))
-    if counts.min() < 2 or min(n_valid, len(y_enc) - n_valid) < len(counts):
+    if counts.min() >= 2 and min(n_valid, len(y_enc) - n_valid) >= len(counts):
+        splitter = StratifiedShuffleSplit(1, test_size=n_valid, random_state=seed)
+        return next(splitter.split(np.zeros(len(y_enc)), y_enc))
+    rng = np.random.default_rng(seed)
+    valid = np.sort([rng.choice(np.flatnonzero(y_enc == c)) for c in np.flatnonzero(counts >= 2)])
+    if len(valid) == 0:
         return None
-    splitter = StratifiedShuffleSplit(1, test_size=n_valid, random_state=seed)
-    return next(splitter.split(np.zeros(len(y_enc)), y_enc))
+    return np.setdiff1d(np.arange(len(y_enc)), valid), valid
 
 
 def _turned(X: np.ndarray, fraction: float) -> np.ndarray:

