@@ -391,8 +391,8 @@ Otherwise prediction sees the series as given; LeJEPA pretraining keeps its own 
 data say the start point is arbitrary: a 1-NN screen must gain from circular alignment
 (:func:`~sktspt.invariance.alignment_gain`), then fine-tuning with rolls must beat
 fine-tuning without on a held-out third of the training data (one series of each
-class where a stratified third cannot hold every class: dozens of classes of 2-3
-series), each for the whole fine-tuning step budget, before the full fit rolls
+class, at least 10, where a stratified third cannot hold every class: dozens of
+classes of 2-3 series), each for the whole fine-tuning step budget, before the full fit rolls
 (``augment_``, ``augment_evidence_``; OSULeaf +8 points in training-split CV, the other
 sets unchanged: rounds 26 and 28; PigCVP, 52 classes of 2 series, +22: round 32).
 Elsewhere the fit is ``augment=False``'s, bit for bit. Pretraining does not roll; the

@@ -46,6 +46,10 @@ ROLL_TURNS = 8
 #: a fit that compares fine-tunes three times.
 SELECTION_FRACTION = 1 / 3
 SELECTION_STEPS = 1.0
+#: Where no stratified third holds every class, the fewest held-out series (one a class)
+#: the comparison may be decided on: fewer cannot tell the two fits apart by less than
+#: ten points, and a wrong choice of rolls can cost that much (ACSF1: round 25).
+SELECTION_MIN_ONE_PER_CLASS = 10
 
 #: The layer index in an encoder's state-dict key (``layers.2.attn.qkv.weight``, or
 #: ``1.layers.2...`` for an ensemble member's encoder).
@@ -523,7 +527,7 @@ def _selection_split(y_enc: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarr
     A stratified third of the training series where it can hold every class on both
     sides. At the archive's extremes (dozens of classes of 2-3 series, or a class of one),
     one series of each class that has two or more, so that every class still trains;
-    ``None`` where no class has two.
+    ``None`` where that gives fewer than :data:`SELECTION_MIN_ONE_PER_CLASS` series.
     """
     counts = np.bincount(y_enc)
     n_valid = int(np.ceil(len(y_enc) * SELECTION_FRACTION))
@@ -532,7 +536,7 @@ def _selection_split(y_enc: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarr
         return next(splitter.split(np.zeros(len(y_enc)), y_enc))
     rng = np.random.default_rng(seed)
     valid = np.sort([rng.choice(np.flatnonzero(y_enc == c)) for c in np.flatnonzero(counts >= 2)])
-    if len(valid) == 0:
+    if len(valid) < SELECTION_MIN_ONE_PER_CLASS:
         return None
     return np.setdiff1d(np.arange(len(y_enc)), valid), valid
 

@@ -188,6 +188,9 @@ def test_at_the_archive_extremes_one_series_of_each_class_is_held_out():
     other = _selection_split(y, seed=1)[1]
     assert not np.array_equal(valid, other)  # the seed draws which series is held out
     # a class of one series stays in training; the others give one series each
-    y = np.array([0, 0, 0, 1, 1, 1, 1, 2])
+    y = np.concatenate([np.repeat(np.arange(10), 3), [10]])
     train, valid = _selection_split(y, seed=0)
-    assert sorted(y[valid]) == [0, 1] and set(y[train]) == {0, 1, 2}
+    assert sorted(y[valid]) == list(range(10)) and set(y[train]) == set(range(11))
+    # too few classes with two series to decide on: no comparison
+    assert _selection_split(np.repeat(np.arange(9), 2), seed=0) is None
+    assert _selection_split(np.array([0, 0, 0, 1, 1, 1, 1, 2]), seed=0) is None
