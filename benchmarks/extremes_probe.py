@@ -53,10 +53,13 @@ def main(argv=None) -> None:
     parser.add_argument("--datasets", nargs="+", default=["ACSF1", "PLAID"])
     parser.add_argument("--per-class", type=int, default=2)
     parser.add_argument("--draws", type=int, default=3)
+    parser.add_argument("--first-draw", type=int, default=0,
+                        help="seed of the first draw (to add draws to an earlier run)")
     parser.add_argument("--n-jobs", type=int, default=2)
     args = parser.parse_args(argv)
     jobs = [(name, args.per_class, seed, augment) for name in args.datasets
-            for seed in range(args.draws) for augment in ("auto", False)]
+            for seed in range(args.first_draw, args.first_draw + args.draws)
+            for augment in ("auto", False)]
     rows = Parallel(n_jobs=args.n_jobs)(delayed(fit_score)(*job) for job in jobs)
     print("| dataset | draw | comparison (gain; held-out none / roll) | chose | "
           "auto test acc | no-roll test acc | auto fit s |")
