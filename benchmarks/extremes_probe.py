@@ -20,14 +20,10 @@ import time
 import numpy as np
 import torch
 from joblib import Parallel, delayed
+from sklearn.utils import _safe_indexing
 
 from sktspt import SPTClassifier
 from sktspt.benchmark.datasets import load_dataset
-
-
-def take(X, index):
-    """Rows ``index`` of a numpy panel or of a nested frame."""
-    return X.iloc[index] if hasattr(X, "iloc") else X[index]
 
 
 def draw(y: np.ndarray, per_class: int, seed: int) -> np.ndarray:
@@ -42,7 +38,7 @@ def fit_score(name: str, per_class: int, seed: int, augment) -> dict:
     X, y, X_test, y_test, _ = load_dataset(name)
     keep = draw(y, per_class, seed)
     start = time.perf_counter()
-    clf = SPTClassifier(augment=augment, random_state=seed).fit(take(X, keep), y[keep])
+    clf = SPTClassifier(augment=augment, random_state=seed).fit(_safe_indexing(X, keep), y[keep])
     return {"dataset": name, "draw": seed, "augment": augment, "chose": clf.augment_,
             "evidence": clf.augment_evidence_, "accuracy": clf.score(X_test, y_test),
             "seconds": time.perf_counter() - start}
