@@ -230,6 +230,12 @@ CONFIGS["r32_roll"] = {**CONFIGS["r29_share25"], "augment": "roll"}
 # SPT trails scratch by 10 points on PigCVP with rolls, in CV and on the test split: is it
 # fine-tuning's 1500 steps against scratch's 2000? The same 500 pretraining steps, then 2000.
 CONFIGS["r32_roll_ft2000"] = {**CONFIGS["r32_roll"], "pretrain_steps": 500, "auto_steps": 2000}
+# Round 33: SPT's published gain is attention learning locality (Coser et al.), which a
+# convolutional stem supplies from the start. Is that why SPT only ties scratch here? The
+# defaults with linear patches, SPT against its from-scratch control, beside the defaults'.
+CONFIGS["r33_patch"] = {**CONFIGS["r29_share25"], "tokenizer": "patch"}
+# ... and with linear patches of about 128 tokens, where attention has locality to learn.
+CONFIGS["r33_patch128"] = {**CONFIGS["r33_patch"], "patch_tokens": 128}
 
 
 def load(name: str):
