@@ -239,6 +239,10 @@ CONFIGS["r33_patch128"] = {**CONFIGS["r33_patch"], "patch_tokens": 128}
 # Round 34: depth 4 on training-split CV (the depth studies' test-split figures put SPT's
 # gain over depth 3 on ACSF1, and a depth-4 fit still fits the 3-minute budget on 2 cores).
 CONFIGS["r34_depth4"] = {**CONFIGS["r29_share25"], "depth": 4}
+# Round 35: MiniRocket's fixed kernels as the tokenizer (thresholded responses pooled per
+# patch): the features that make MiniRocket strong, which learned stems over-fit on a few
+# dozen series, reach attention in their temporal order.
+CONFIGS["r35_rocket"] = {**CONFIGS["r29_share25"], "tokenizer": "rocket"}
 
 
 def load(name: str):

@@ -25,10 +25,10 @@ from .callbacks import FiniteLoss
 from .data import InputSpec, PanelInfo, check_panel
 from .loaders import TensorBatchIterator
 from .masking import resolve_masking
-from .nn.differences import fit_scales
 from .nn.ensemble import Ensemble
 from .nn.heads import LeJEPAModel, ReconstructionModel
 from .nn.lighthouse import LighthouseSchedule, check_attention_params
+from .nn.panel_fit import fit_to_panel
 from .nn.tokenizers import STEM_REACH
 from .precision import autocast, autocast_dtype, matmul_precision
 from .progress import PhaseProgress, PhaseTable
@@ -458,7 +458,7 @@ class SPTBase(BaseEstimator):
         """Self-pretraining on prepared (normalised) X, with ``pretrain_objective``."""
         net = self._build_net("pretrain", len(X), seed, epochs, callbacks=callbacks, phase=phase)
         net.initialize()
-        fit_scales(net.module_, X)
+        fit_to_panel(net.module_, X)
         if epochs > 0:
             self._train(net, X, None, epochs, "pretraining")
         return net

@@ -30,9 +30,9 @@ from .augment import resolve_mixup, roll_series
 from .data import check_finite_output, check_labels, check_panel
 from .invariance import alignment_gain
 from .leap import check_exit_params, early_exit_infer
-from .nn.differences import fit_scales
 from .nn.ensemble import mean_member_proba
 from .nn.heads import ClassificationModel
+from .nn.panel_fit import fit_to_panel
 from .precision import autocast_dtype
 from .training import AugmentedNetClassifier, layer_decay_groups
 
@@ -265,7 +265,7 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         if encoder_state is not None:
             self._load_pretrained(net.module_.encoder, encoder_state)
         else:
-            fit_scales(net.module_, Xp)
+            fit_to_panel(net.module_, Xp)
 
     def _load_pretrained(self, encoder: torch.nn.Module, state: dict) -> None:
         """Load the pretrained ``state`` except the top ``reinit_layers`` layers.

@@ -6,8 +6,9 @@ import torch
 from conftest import make_panel
 
 from sktspt import SPTClassifier, SPTPretrainer, load
-from sktspt.nn.differences import DifferenceView, difference, fit_scales
+from sktspt.nn.differences import DifferenceView, difference
 from sktspt.nn.heads import ReconstructionModel
+from sktspt.nn.panel_fit import fit_to_panel
 
 TINY = dict(depth=1, d_model=8, n_heads=2, dim_feedforward=8, dropout=0.0, random_state=0,
             batch_size=8, n_threads=1)
@@ -29,7 +30,7 @@ def test_fitted_scales_give_unit_rms_on_the_training_panel():
     X = torch.cumsum(torch.randn(10, 2, 50, generator=g), dim=-1) * torch.tensor([[1.0], [30.0]])
     X[0, 0, 20:] = float("nan")  # a short series: its padding is not a slope
     view = DifferenceView(2, n_channels=2)
-    fit_scales(view, X.numpy())
+    fit_to_panel(view, X.numpy())
     available = ~torch.isnan(X)
     out, flags = view(torch.nan_to_num(X), available)
     assert out.shape == flags.shape == (10, 6, 50)
@@ -45,7 +46,7 @@ def test_fitted_scales_give_unit_rms_on_the_training_panel():
 
 def test_constant_channels_keep_zero_slopes():
     view = DifferenceView(1, n_channels=1)
-    fit_scales(view, np.ones((4, 1, 10), dtype=np.float32))
+    fit_to_panel(view, np.ones((4, 1, 10), dtype=np.float32))
     out, _ = view(torch.ones(4, 1, 10), torch.ones(4, 1, 10, dtype=torch.bool))
     assert view.scale.item() == 1.0 and (out[:, 1] == 0).all()
 

@@ -5,10 +5,10 @@ import torch
 from conftest import make_panel
 
 from sktspt import SPTClassifier, SPTPretrainer
-from sktspt.nn.tokenizers import ConvEmbedding, PatchEmbedding, make_tokenizer
+from sktspt.nn.tokenizers import ConvEmbedding, PatchEmbedding, RocketEmbedding, make_tokenizer
 
 
-@pytest.mark.parametrize("cls", [PatchEmbedding, ConvEmbedding])
+@pytest.mark.parametrize("cls", [PatchEmbedding, ConvEmbedding, RocketEmbedding])
 def test_one_token_per_patch(cls):
     tok = cls(n_channels=3, patch_size=4, d_model=16)
     x = torch.randn(5, 3, 40)
@@ -16,7 +16,7 @@ def test_one_token_per_patch(cls):
     assert out.shape == (5, 10, 16)
 
 
-@pytest.mark.parametrize("cls", [PatchEmbedding, ConvEmbedding])
+@pytest.mark.parametrize("cls", [PatchEmbedding, ConvEmbedding, RocketEmbedding])
 def test_hidden_values_do_not_reach_the_tokens(cls):
     """Masked reconstruction is only honest if a hidden value cannot leak into any token."""
     torch.manual_seed(0)
@@ -28,7 +28,7 @@ def test_hidden_values_do_not_reach_the_tokens(cls):
     # ... while an available value does change them.
     other = x.clone()
     i = torch.nonzero(available[0, 0])[0].item()
-    other[0, 0, i] += 1.0
+    other[0, 0, i] += 5.0  # large enough to move a thresholded response across
     assert not torch.equal(tok(x, available), tok(other, available))
 
 

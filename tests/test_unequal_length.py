@@ -157,7 +157,7 @@ def test_batches_are_cut_after_their_longest_series_plus_the_margin():
     assert whole == [256, 256]
 
 
-@pytest.mark.parametrize("tokenizer", ["conv", "patch"])
+@pytest.mark.parametrize("tokenizer", ["conv", "patch", "rocket"])
 def test_cutting_a_batch_changes_no_observed_token(tokenizer):
     """The margin covers the stem's reach past a series' end, so its tokens are the same."""
     torch.manual_seed(0)

@@ -12,7 +12,8 @@ input, inside the network, so that
   lost 3–5 points in training-split CV (``docs/tuning.md``, round 16): the slopes then
   only make the task easier, and asking for them is what teaches shape;
 - each channel's differences are divided by their root mean square over the training
-  panel (:func:`fit_scales`, part of the weights as a buffer), so slopes reach the
+  panel (:meth:`DifferenceView.fit_panel`, through
+  :func:`~sktspt.nn.panel_fit.fit_to_panel`; part of the weights as a buffer), so slopes reach the
   tokenizer on the scale of the values whatever the sampling rate, and steep and gentle
   series keep their difference. A per-series scale would follow pretraining's masks and
   differ between pretraining and fine-tuning.
@@ -20,11 +21,10 @@ input, inside the network, so that
 
 from __future__ import annotations
 
-import numpy as np
 import torch
 from torch import nn
 
-__all__ = ["DifferenceView", "both_available", "difference", "fit_scales"]
+__all__ = ["DifferenceView", "both_available", "difference"]
 
 
 def both_available(available: torch.Tensor) -> torch.Tensor:
@@ -57,7 +57,7 @@ class DifferenceView(nn.Module):
 
     The output has ``c * (1 + orders)`` channels: the series, then their first
     differences scaled by ``scale[0]``, then the differences of those scaled by
-    ``scale[1]``, and so on. ``scale`` (``(orders, c)``, ones until :func:`fit_scales`
+    ``scale[1]``, and so on. ``scale`` (``(orders, c)``, ones until :meth:`fit_panel`
     sets it) is a buffer, saved and loaded with the weights.
     """
 
@@ -83,7 +83,7 @@ class DifferenceView(nn.Module):
         return torch.cat(flags, dim=1)
 
     @torch.no_grad()
-    def fit(self, x: torch.Tensor, available: torch.Tensor) -> None:
+    def fit_panel(self, x: torch.Tensor, available: torch.Tensor) -> None:
         """Scale each order's differences to unit RMS on the training panel ``x``.
 
         A channel whose differences are all 0 (constant series) keeps scale 1; the floor,
@@ -98,19 +98,3 @@ class DifferenceView(nn.Module):
 
     def extra_repr(self) -> str:
         return f"orders={self.orders}"
-
-
-def fit_scales(module: nn.Module, X: np.ndarray) -> None:
-    """Fit every :class:`DifferenceView` in ``module`` on the prepared training panel ``X``.
-
-    ``X`` is NaN-coded ``(n, c, t)`` as the estimators prepare it; modules without a
-    difference view are left alone.
-    """
-    views = [m for m in module.modules() if isinstance(m, DifferenceView)]
-    if not views:
-        return
-    X = torch.as_tensor(np.asarray(X, dtype=np.float32))
-    available = ~torch.isnan(X)
-    x = torch.nan_to_num(X, nan=0.0)
-    for view in views:
-        view.fit(x, available)

@@ -55,7 +55,8 @@ class TransformerEncoder(nn.Module):
         self.d_model = d_model
         self.differences = int(differences)
         self.difference_view = DifferenceView(differences, n_channels) if differences else None
-        self.embed = make_tokenizer(tokenizer, n_channels * (1 + differences), patch_size, d_model)
+        self.embed = make_tokenizer(tokenizer, n_channels * (1 + differences), patch_size, d_model,
+                                    max_tokens * patch_size)
         if positional == "sinusoidal":
             self.position = SinusoidalPosition(d_model)
         elif positional == "learned":
@@ -67,6 +68,16 @@ class TransformerEncoder(nn.Module):
             for _ in range(depth)
         )
         self.norm = nn.LayerNorm(d_model)
+
+    @torch.no_grad()
+    def fit_panel(self, x: torch.Tensor, available: torch.Tensor) -> None:
+        """Fit the buffers below: the difference view's scales, then the tokenizer's
+        thresholds on the view's output (:func:`~sktspt.nn.panel_fit.fit_to_panel`)."""
+        if self.difference_view is not None:
+            self.difference_view.fit_panel(x, available)
+            x, available = self.difference_view(x, available)
+        if callable(getattr(self.embed, "fit_panel", None)):
+            self.embed.fit_panel(x, available)
 
     def tokens(self, x: torch.Tensor, available: torch.Tensor, observed: torch.Tensor):
         """Embedded tokens with positions, and which tokens are not padding."""

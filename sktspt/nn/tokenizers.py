@@ -10,18 +10,27 @@ reconstruction head work the same whatever the tokenizer.
   kernels), then a strided convolution that merges each patch into a token. Local
   shape patterns, which linear patches capture poorly, become features before
   attention sees them.
+- ``"rocket"``: MiniRocket's fixed kernels at several dilations; a token holds, per
+  kernel, dilation and channel, the share of its patch's steps where the kernel's
+  response passes a threshold drawn from the training panel (MiniRocket's PPV, pooled
+  per patch instead of per series), then a LayerNorm and a linear map. The kernels are
+  not trained, so on a few dozen series the stem cannot over-fit, and the features
+  that make MiniRocket strong reach attention in their temporal order.
 """
 
 from __future__ import annotations
+
+import itertools
+import math
 
 import torch
 from torch import nn
 from torch.nn import functional as F
 
-__all__ = ["TOKENIZERS", "PatchEmbedding", "ConvEmbedding", "make_tokenizer", "patchify",
-           "unpatchify"]
+__all__ = ["TOKENIZERS", "PatchEmbedding", "ConvEmbedding", "RocketEmbedding", "make_tokenizer",
+           "patchify", "unpatchify"]
 
-TOKENIZERS = ("patch", "conv")
+TOKENIZERS = ("patch", "conv", "rocket")
 CONV_KERNELS = (3, 9, 19, 39)
 #: Steps past a series' end that its last token's features can see (the widest kernel's
 #: half-width; a patch token sees none past its own patch).
@@ -133,9 +142,113 @@ class ConvEmbedding(nn.Module):
                         self.merge.bias)
 
 
-def make_tokenizer(name: str, n_channels: int, patch_size: int, d_model: int) -> nn.Module:
+#: MiniRocket's 84 kernels: nine taps, weight 2 at three of them and -1 at the other six.
+ROCKET_TAPS = tuple(itertools.combinations(range(9), 3))
+#: Dilations per kernel, spaced exponentially from 1 to the longest that fits the series.
+ROCKET_DILATIONS = 8
+#: Series the thresholds are drawn from (enough for the draws, bounded memory).
+ROCKET_FIT_SERIES = 64
+
+
+def rocket_dilations(max_len: int, n_dilations: int = ROCKET_DILATIONS) -> tuple[int, ...]:
+    """Distinct dilations ``2**e`` (floored), ``e`` evenly from 0 to ``log2((L - 1) / 8)``.
+
+    The widest kernel (nine taps) then spans the whole series, as in MiniRocket.
+    """
+    top = math.log2(max(1.0, (max_len - 1) / 8))
+    steps = max(1, n_dilations - 1)
+    return tuple(sorted({int(2 ** (top * i / steps)) for i in range(n_dilations)}))
+
+
+class RocketEmbedding(nn.Module):
+    """MiniRocket's fixed kernels, thresholded and pooled per patch, then a linear map.
+
+    Per channel, the 84 kernels of :data:`ROCKET_TAPS` run at each dilation of
+    :func:`rocket_dilations` ("same" zero padding, so hidden and padded values count as
+    0). Each (dilation, channel, kernel) has one threshold, a quantile of its responses
+    on a random training series (:meth:`fit_panel`, MiniRocket's draw; quantiles from a
+    low-discrepancy sequence). A token holds, for each of them, the mean over its patch
+    of ``sign(response - threshold)`` (``2 * PPV - 1``), and each channel's share of
+    unavailable steps in the patch, through a LayerNorm and a linear map to ``d_model``.
+    Kernels and thresholds are buffers: only the LayerNorm and the map are trained, and
+    no gradient flows below them. The responses are computed in float32 whatever the
+    autocast, since a threshold compares them.
+    """
+
+    def __init__(self, n_channels: int, patch_size: int, d_model: int, max_len: int = 0,
+                 n_dilations: int = ROCKET_DILATIONS):
+        super().__init__()
+        self.patch_size = patch_size
+        self.n_channels = n_channels
+        self.dilations = rocket_dilations(max(int(max_len), patch_size), n_dilations)
+        kernels = torch.full((len(ROCKET_TAPS), 1, 9), -1.0)
+        for i, taps in enumerate(ROCKET_TAPS):
+            kernels[i, 0, list(taps)] = 2.0
+        self.register_buffer("kernels", kernels)
+        rows = n_channels * len(ROCKET_TAPS)
+        self.register_buffer("threshold", torch.zeros(len(self.dilations), rows))
+        features = len(self.dilations) * rows + n_channels
+        self.norm = nn.LayerNorm(features)
+        self.proj = nn.Linear(features, d_model)
+
+    def _responses(self, values: torch.Tensor, dilation: int) -> torch.Tensor:
+        """``(n, c, t)`` -> ``(n, c * 84, t)``: every kernel on every channel."""
+        n, c, t = values.shape
+        z = F.conv1d(values.reshape(n * c, 1, t), self.kernels, padding=4 * dilation,
+                     dilation=dilation)
+        return z.reshape(n, c * len(ROCKET_TAPS), t)
+
+    @torch.no_grad()
+    def fit_panel(self, x: torch.Tensor, available: torch.Tensor) -> None:
+        """Draw the thresholds from the training panel ``x`` (values, availability).
+
+        Each threshold is a quantile (golden-ratio sequence) of one kernel's responses
+        on one random series, at the steps where that series is available; torch's
+        random stream picks the series, so a seeded fit draws the same thresholds.
+        """
+        values = torch.where(available, x, torch.zeros_like(x)).float()
+        pick = torch.randperm(len(values))[:ROCKET_FIT_SERIES]
+        values, ok = values[pick], available[pick].all(dim=1)
+        rows = self.threshold.shape[1]
+        golden = (math.sqrt(5) - 1) / 2
+        for j, dilation in enumerate(self.dilations):
+            z = self._responses(values, dilation)
+            series = torch.randint(0, len(values), (rows,))
+            valid = ok[series]
+            z = torch.where(valid, z[series, torch.arange(rows)], math.inf).sort(dim=1).values
+            count = valid.sum(dim=1).clamp_min(1)
+            q = ((torch.arange(rows) + j * rows + 1) * golden) % 1.0
+            at = (q * (count - 1)).floor().long()
+            drawn = z[torch.arange(rows), at]
+            self.threshold[j] = torch.where(torch.isfinite(drawn), drawn, 0.0)
+
+    def forward(self, x: torch.Tensor, available: torch.Tensor) -> torch.Tensor:
+        values, flags = _values_and_flags(x, available)
+        n, c, t = values.shape
+        k = t // self.patch_size
+        with torch.autocast(x.device.type, enabled=False):
+            values = values.float()
+            pooled = []
+            for j, dilation in enumerate(self.dilations):
+                z = self._responses(values, dilation)
+                z.sub_(self.threshold[j][None, :, None]).sign_()
+                pooled.append(z.reshape(n, -1, k, self.patch_size).sum(-1))
+            pooled.append(2 * flags.float().reshape(n, c, k, self.patch_size).sum(-1))
+            h = torch.cat(pooled, dim=1).transpose(1, 2) / self.patch_size
+        return self.proj(self.norm(h))
+
+    def extra_repr(self) -> str:
+        return f"dilations={self.dilations}, patch_size={self.patch_size}"
+
+
+def make_tokenizer(name: str, n_channels: int, patch_size: int, d_model: int,
+                   max_len: int = 0) -> nn.Module:
+    """The tokenizer ``name``; ``max_len`` (the longest padded series) sets the rocket's
+    dilations."""
     if name == "patch":
         return PatchEmbedding(n_channels, patch_size, d_model)
     if name == "conv":
         return ConvEmbedding(n_channels, patch_size, d_model)
+    if name == "rocket":
+        return RocketEmbedding(n_channels, patch_size, d_model, max_len)
     raise ValueError(f"tokenizer must be one of {TOKENIZERS}, got {name!r}.")
