@@ -213,7 +213,7 @@ CONFIGS["r29_rotary"] = {**CONFIGS["r26_auto"], "positional": "rotary"}
 CONFIGS["r29_pre500"] = {**CONFIGS["r26_auto"], "pretrain_steps": 500, "auto_steps": 1500}
 CONFIGS["r29_e3"] = {**CONFIGS["r26_auto"], "n_estimators": 3}
 CONFIGS["r29_depth6"] = {**CONFIGS["r26_auto"], "depth": 6}
-# The defaults since round 29: r29_pre500's split as the package's pretrain_share (the same
+# The defaults of rounds 29-34: r29_pre500's split as the package's pretrain_share (the same
 # epoch counts: ceil(500 / steps an epoch) and ceil(1500 / steps an epoch)).
 CONFIGS["r29_share25"] = {**CONFIGS["r26_auto"], "pretrain_share": 0.25}
 # Round 30: does the trend go on? An eighth of the steps in pretraining (250 + 1750); with
@@ -239,9 +239,9 @@ CONFIGS["r33_patch128"] = {**CONFIGS["r33_patch"], "patch_tokens": 128}
 # Round 34: depth 4 on training-split CV (the depth studies' test-split figures put SPT's
 # gain over depth 3 on ACSF1, and a depth-4 fit still fits the 3-minute budget on 2 cores).
 CONFIGS["r34_depth4"] = {**CONFIGS["r29_share25"], "depth": 4}
-# Round 35: MiniRocket's fixed kernels as the tokenizer (thresholded responses pooled per
-# patch): the features that make MiniRocket strong, which learned stems over-fit on a few
-# dozen series, reach attention in their temporal order.
+# Round 35, the defaults since: MiniRocket's fixed kernels as the tokenizer (thresholded
+# responses pooled per patch): the features that make MiniRocket strong, which learned stems
+# over-fit on a few dozen series, reach attention in their temporal order.
 CONFIGS["r35_rocket"] = {**CONFIGS["r29_share25"], "tokenizer": "rocket"}
 
 

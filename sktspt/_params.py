@@ -271,13 +271,15 @@ Time steps per token (all channels of a patch form one token). ``"auto"``
 keeps about 32 tokens per series, so long series stay cheap: 32 for the
 median series of an unequal-length panel (at most 256 for its longest).""",
           Integer(1, auto=True, what="a positive integer or 'auto'")),
-    Param("tokenizer", "conv", '{"conv", "patch", "rocket"}', """
-``"conv"``: parallel 1D convolutions (kernels 3, 9, 19, 39) then a strided
-convolution per patch; ``"patch"``: one linear map per patch; ``"rocket"``:
-MiniRocket's 84 fixed kernels at up to 8 dilations, thresholds drawn from the
-training panel, each token the share of its patch's steps past each threshold
-(:mod:`sktspt.nn.tokenizers`). The convolutional stem won training-split CV by
-about 4 points, most on OSULeaf (``docs/tuning.md``).""", Options(TOKENIZERS)),
+    Param("tokenizer", "rocket", '{"rocket", "conv", "patch"}', """
+``"rocket"``: MiniRocket's 84 fixed kernels at up to 8 dilations, thresholds
+drawn from the training panel, each token the share of its patch's steps past
+each threshold, through a trained LayerNorm and linear map; ``"conv"``:
+parallel 1D convolutions (kernels 3, 9, 19, 39) then a strided convolution per
+patch, all trained; ``"patch"``: one linear map per patch
+(:mod:`sktspt.nn.tokenizers`). The fixed kernels won training-split CV over the
+trained stem by about 5 points a fold on two CV seeds (``docs/tuning.md``,
+round 35), which had won over linear patches by about 4.""", Options(TOKENIZERS)),
     Param("differences", 0, "int", """
 Orders of differences the tokenizer reads beside each channel: 1 adds the
 first differences (slopes), 2 also their differences

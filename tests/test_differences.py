@@ -71,7 +71,8 @@ def test_reconstruction_cannot_read_a_hidden_value_from_a_slope(tokenizer):
 
 def test_a_classifier_with_differences_fits_saves_and_reloads(tmp_path):
     X, y = make_panel(n=24, c=2, t=32)
-    clf = SPTClassifier(differences=1, pretrain_epochs=1, max_epochs=2, **TINY).fit(X, y)
+    clf = SPTClassifier(differences=1, pretrain_epochs=1, max_epochs=2, tokenizer="conv",
+                        **TINY).fit(X, y)
     assert clf.encoder_kwargs_["differences"] == 1
     # the stem reads the 2 channels, their 2 slopes and a flag for each of the 4
     assert clf.net_.module_.encoder.embed.branches[0].in_channels == 8

@@ -222,7 +222,7 @@ def test_defaults_hold_at_the_archive_extremes():
     X = rng.normal(size=(60, 12, 3000)).astype(np.float32) + 0.05 * y[:, None, None]
     clf = SPTClassifier(auto_steps=4, n_threads=1, random_state=0).fit(X, y)
     assert clf.patch_size_ == 94  # about 32 tokens, whatever the length
-    assert clf.tokenizer == "conv" and clf.validation_fraction == 0
+    assert clf.tokenizer == "rocket" and clf.validation_fraction == 0
     proba = clf.predict_proba(X[:5])
     assert proba.shape == (5, 30) and np.allclose(proba.sum(axis=1), 1.0, atol=1e-5)
     np.testing.assert_array_equal(clf.classes_, np.arange(30))

@@ -105,8 +105,9 @@ def test_current_base_config_is_the_package_defaults():
     ``patch_size="auto"`` on unequal lengths only; ``r11_base``, the baseline of rounds
     11-17, is ``r18_auto`` with mixup off. Every one of these rolls no series;
     ``r26_auto``, the defaults of rounds 26-28, is ``r21_spread`` with ``augment="auto"``;
-    ``r29_share25``, the defaults since round 29, is that with a quarter of the steps in
-    pretraining. Every config before round 29 splits the steps half and half.
+    ``r29_share25``, the defaults of rounds 29-34, is that with a quarter of the steps in
+    pretraining; ``r35_rocket``, the defaults since round 35, is that with the rocket
+    tokenizer. Every config before round 29 splits the steps half and half.
     """
     from sktspt import SPTClassifier
     from sktspt.data import resolve_patch_size
@@ -131,7 +132,7 @@ def test_current_base_config_is_the_package_defaults():
     assert tune.CONFIGS["r34_depth4"] == {**tune.CONFIGS["r29_share25"], "depth": 4}
     assert tune.CONFIGS["r35_rocket"] == {**tune.CONFIGS["r29_share25"], "tokenizer": "rocket"}
     for n_timepoints in (24, 251, 1460):
-        params = tune.estimator_params(tune.CONFIGS["r29_share25"], n_timepoints, 100)
+        params = tune.estimator_params(tune.CONFIGS["r35_rocket"], n_timepoints, 100)
         assert params and "patch_size" not in params
         for key, value in params.items():
             assert defaults[key] == value, key
