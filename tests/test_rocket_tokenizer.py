@@ -169,3 +169,14 @@ def test_unequal_lengths_padding_changes_nothing():
     padded = np.pad(s, ((0, 0), (0, 9)), constant_values=np.nan)
     np.testing.assert_allclose(clf.predict_proba([padded]), clf.predict_proba([s]),
                                rtol=1e-5, atol=1e-6)
+
+
+def test_each_channel_draws_at_its_own_available_steps():
+    """A channel missing everywhere must not stop the other channel's draws."""
+    torch.manual_seed(0)
+    X = np.random.default_rng(1).normal(size=(5, 2, 40)).astype(np.float32)
+    X[:, 1] = np.nan
+    tok = RocketEmbedding(2, 5, 8, 40)
+    fit_to_panel(tok, X)
+    assert (tok.threshold[:, :84] != 0).float().mean() > 0.9
+    assert torch.equal(tok.threshold[:, 84:], torch.zeros_like(tok.threshold[:, 84:]))

@@ -179,7 +179,6 @@ class RocketEmbedding(nn.Module):
                  n_dilations: int = ROCKET_DILATIONS):
         super().__init__()
         self.patch_size = patch_size
-        self.n_channels = n_channels
         self.dilations = rocket_dilations(max(int(max_len), patch_size), n_dilations)
         kernels = torch.full((len(ROCKET_TAPS), 1, 9), -1.0)
         for i, taps in enumerate(ROCKET_TAPS):
@@ -203,18 +202,19 @@ class RocketEmbedding(nn.Module):
         """Draw the thresholds from the training panel ``x`` (values, availability).
 
         Each threshold is a quantile (golden-ratio sequence) of one kernel's responses
-        on one random series, at the steps where that series is available; torch's
+        on one random series, at the steps where that series' channel is available; torch's
         random stream picks the series, so a seeded fit draws the same thresholds.
         """
         values = torch.where(available, x, torch.zeros_like(x)).float()
         pick = torch.randperm(len(values))[:ROCKET_FIT_SERIES]
-        values, ok = values[pick], available[pick].all(dim=1)
+        values, ok = values[pick], available[pick]
         rows = self.threshold.shape[1]
+        channel = torch.arange(rows) // len(ROCKET_TAPS)
         golden = (math.sqrt(5) - 1) / 2
         for j, dilation in enumerate(self.dilations):
             z = self._responses(values, dilation)
             series = torch.randint(0, len(values), (rows,))
-            valid = ok[series]
+            valid = ok[series, channel]
             z = torch.where(valid, z[series, torch.arange(rows)], math.inf).sort(dim=1).values
             count = valid.sum(dim=1).clamp_min(1)
             q = ((torch.arange(rows) + j * rows + 1) * golden) % 1.0
