@@ -79,9 +79,9 @@ def test_thresholds_are_responses_of_training_series_at_available_steps():
     available = torch.as_tensor(~np.isnan(X))
     x = torch.nan_to_num(torch.as_tensor(X))
     for j, d in enumerate(tok.dilations):
-        z = tok._responses(torch.where(available, x, 0.0), d)  # (6, 84, 50)
+        z = tok._responses(torch.where(available, x, 0.0), d)  # (6, 1, 50, 84)
         for row in range(84):
-            observed = z[:, row][available[:, 0]]
+            observed = z[:, 0, :, row][available[:, 0]]
             assert torch.isclose(observed, tok.threshold[j, row]).any()
     assert tok.threshold.abs().sum() > 0
 

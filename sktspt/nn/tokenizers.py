@@ -191,11 +191,16 @@ class RocketEmbedding(nn.Module):
         self.proj = nn.Linear(features, d_model)
 
     def _responses(self, values: torch.Tensor, dilation: int) -> torch.Tensor:
-        """``(n, c, t)`` -> ``(n, c * 84, t)``: every kernel on every channel."""
+        """``(n, c, t)`` -> ``(n, c, t, 84)``: every kernel on every channel.
+
+        Each step's nine dilated taps are a strided view of the zero-padded series, so the
+        84 kernels are one matrix product: about twice as fast on CPU as ``conv1d`` with
+        one input channel.
+        """
         n, c, t = values.shape
-        z = F.conv1d(values.reshape(n * c, 1, t), self.kernels, padding=4 * dilation,
-                     dilation=dilation)
-        return z.reshape(n, c * len(ROCKET_TAPS), t)
+        padded = F.pad(values.reshape(n * c, t), (4 * dilation, 4 * dilation)).contiguous()
+        windows = padded.as_strided((n * c, t, 9), (padded.shape[1], 1, dilation))
+        return F.linear(windows, self.kernels[:, 0]).reshape(n, c, t, len(ROCKET_TAPS))
 
     @torch.no_grad()
     def fit_panel(self, x: torch.Tensor, available: torch.Tensor) -> None:
@@ -212,7 +217,7 @@ class RocketEmbedding(nn.Module):
         channel = torch.arange(rows) // len(ROCKET_TAPS)
         golden = (math.sqrt(5) - 1) / 2
         for j, dilation in enumerate(self.dilations):
-            z = self._responses(values, dilation)
+            z = self._responses(values, dilation).transpose(2, 3).reshape(len(values), rows, -1)
             series = torch.randint(0, len(values), (rows,))
             valid = ok[series, channel]
             z = torch.where(valid, z[series, torch.arange(rows)], math.inf).sort(dim=1).values
@@ -231,10 +236,11 @@ class RocketEmbedding(nn.Module):
             pooled = []
             for j, dilation in enumerate(self.dilations):
                 z = self._responses(values, dilation)
-                z.sub_(self.threshold[j][None, :, None]).sign_()
-                pooled.append(z.reshape(n, -1, k, self.patch_size).sum(-1))
-            pooled.append(2 * flags.float().reshape(n, c, k, self.patch_size).sum(-1))
-            h = torch.cat(pooled, dim=1).transpose(1, 2) / self.patch_size
+                z.sub_(self.threshold[j].view(1, c, 1, -1)).sign_()
+                z = z.reshape(n, c, k, self.patch_size, -1).sum(3)
+                pooled.append(z.transpose(1, 2).reshape(n, k, -1))
+            pooled.append(2 * flags.float().reshape(n, c, k, self.patch_size).sum(-1).mT)
+            h = torch.cat(pooled, dim=-1) / self.patch_size
         return self.proj(self.norm(h))
 
     def extra_repr(self) -> str:
