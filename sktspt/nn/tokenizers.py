@@ -194,7 +194,7 @@ class RocketEmbedding(nn.Module):
         """``(n, c, t)`` -> ``(n, c, t, 84)``: every kernel on every channel.
 
         Each step's nine dilated taps are a strided view of the zero-padded series, so the
-        84 kernels are one matrix product: about twice as fast on CPU as ``conv1d`` with
+        84 kernels are one matrix product: 1.4 to 1.8 times as fast on CPU as ``conv1d`` with
         one input channel.
         """
         n, c, t = values.shape
