@@ -243,12 +243,8 @@ CONFIGS["r34_depth4"] = {**CONFIGS["r29_share25"], "depth": 4}
 # responses pooled per patch): the features that make MiniRocket strong, which learned stems
 # over-fit on a few dozen series, reach attention in their temporal order.
 CONFIGS["r35_rocket"] = {**CONFIGS["r29_share25"], "tokenizer": "rocket"}
-# Round 37: the mask ratio revisited with the rocket tokenizer in place. Hidden values count
-# as 0 in every dilated kernel, so at ratio 0.7 almost no response of the wider kernels is
-# clean in pretraining, while fine-tuning sees clean ones.
-CONFIGS["r37_ratio50"] = {**CONFIGS["r35_rocket"], "mask_ratio": 0.5}
-# Depth 2: the long-series depth study rerun with the rocket tokenizer (test split, depth37)
-# put SPT at depth 2 above the default depth 3 of full35 on OSULeaf and ACSF1; CV decides.
+# Round 37, depth 2: the long-series depth study rerun with the rocket tokenizer (test
+# split, depth37) put SPT at depth 2 above full35's depth 3 on OSULeaf and ACSF1; CV decides.
 CONFIGS["r37_depth2"] = {**CONFIGS["r35_rocket"], "depth": 2}
 
 

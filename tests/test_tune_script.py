@@ -131,7 +131,6 @@ def test_current_base_config_is_the_package_defaults():
     assert tune.CONFIGS["r33_patch128"] == {**tune.CONFIGS["r33_patch"], "patch_tokens": 128}
     assert tune.CONFIGS["r34_depth4"] == {**tune.CONFIGS["r29_share25"], "depth": 4}
     assert tune.CONFIGS["r35_rocket"] == {**tune.CONFIGS["r29_share25"], "tokenizer": "rocket"}
-    assert tune.CONFIGS["r37_ratio50"] == {**tune.CONFIGS["r35_rocket"], "mask_ratio": 0.5}
     assert tune.CONFIGS["r37_depth2"] == {**tune.CONFIGS["r35_rocket"], "depth": 2}
     for n_timepoints in (24, 251, 1460):
         params = tune.estimator_params(tune.CONFIGS["r35_rocket"], n_timepoints, 100)
