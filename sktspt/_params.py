@@ -392,13 +392,12 @@ signals); the classifier's ``predict_proba`` then averages 8 evenly spaced turns
 each series (OSULeaf +7.5 and +4 points in training-split CV, ACSF1 -13: round 25).
 Otherwise prediction sees the series as given; LeJEPA pretraining keeps its own views.
 ``"auto"`` (the default; the classifier): rolls in fine-tuning only where the training
-data say the start point is arbitrary: a 1-NN screen must gain from circular alignment
-(:func:`~sktspt.invariance.alignment_gain`), then fine-tuning with rolls must beat
-fine-tuning without on a held-out third of the training data (one series of each
-class, at least 10, where a stratified third cannot hold every class: dozens of
-classes of 2-3 series), each for the whole fine-tuning step budget, before the full fit rolls
-(``augment_``, ``augment_evidence_``; OSULeaf +8 points in training-split CV, the other
-sets unchanged: rounds 26 and 28; PigCVP, 52 classes of 2 series, +22: round 32).
+data say the start point is arbitrary: where aligning series circularly lifts a
+leave-one-out 1-NN on them (:func:`~sktspt.invariance.alignment_gain` above 0;
+``augment_``, ``augment_evidence_``). The screen alone decides: the held-out
+comparison of two short fine-tunings that also had to pass until round 38 cost
+0.6 ± 0.35 points a fold over 30 training-split CV folds (it overruled the screen on
+6, rightly on 1) and fine-tuned three times (``docs/tuning.md``, rounds 26, 28, 37).
 Elsewhere the fit is ``augment=False``'s, bit for bit. Pretraining does not roll; the
 pretrainer, which has no labels to choose with, does not augment. No choice stretches:
 stretching helped some datasets in training-split CV and cost ACSF1 25-35 points, whose

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import inspect
-import math
 import re
 import warnings
 
@@ -11,7 +10,6 @@ import numpy as np
 import torch
 from sklearn.base import ClassifierMixin
 from sklearn.exceptions import NotFittedError
-from sklearn.model_selection import StratifiedShuffleSplit
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
@@ -21,7 +19,6 @@ from ._base import (
     EmbeddingTransformerMixin,
     SPTBase,
     _architecture,
-    rng_devices,
     with_threads,
 )
 from ._params import CLASSIFIER, check_value, declare_params
@@ -40,17 +37,6 @@ __all__ = ["SPTClassifier"]
 
 #: Turns of each series averaged at prediction by a network trained with rolls.
 ROLL_TURNS = 8
-#: ``augment="auto"``: the held-out share of the training series, and the share of the
-#: fine-tuning steps each of the two fits that compare rolls with none takes. The whole
-#: budget: rolled fine-tuning learns more slowly, so shorter arms favour no rolls (round 28);
-#: a fit that compares fine-tunes three times.
-SELECTION_FRACTION = 1 / 3
-SELECTION_STEPS = 1.0
-#: Where no stratified third holds every class, the fewest held-out series (one a class)
-#: the comparison may be decided on: fewer cannot tell the two fits apart by less than
-#: ten points, and a wrong choice of rolls can cost that much (ACSF1: round 25).
-SELECTION_MIN_ONE_PER_CLASS = 10
-
 #: The layer index in an encoder's state-dict key (``layers.2.attn.qkv.weight``, or
 #: ``1.layers.2...`` for an ensemble member's encoder).
 _LAYER_KEY = re.compile(r"(?:^|\.)layers\.(\d+)\.")
@@ -107,9 +93,8 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         The augmentation fine-tuning used (what ``augment="auto"`` chose: ``"roll"`` or
         False).
     augment_evidence_ : dict or None
-        For ``augment="auto"``: the screen's ``alignment_gain`` and, where it was
-        positive and the classes allowed a held-out split, the ``holdout_accuracy``
-        without and with rolls (None otherwise).
+        For ``augment="auto"``: the screen's ``alignment_gain``, which chose
+        (None otherwise).
     normalizer_ : Normalizer
         Normalisation statistics fitted on the training data.
 
@@ -178,7 +163,7 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
                 self.pretrain_history_ = pre_net.history
             self.max_epochs_ = self._resolve_epochs(self.max_epochs, len(Xp), seed, y_enc,
                                                     steps=self._auto_budget("finetune"))
-            self.augment_ = self._choose_augment(Xp, y_enc, weights, encoder_state, seed)
+            self.augment_ = self._choose_augment(Xp, y_enc, seed)
             net = self._build_net(
                 "finetune", len(Xp), seed, self.max_epochs_, y_enc, phase="finetune",
                 weighted=weights is not None,
@@ -207,56 +192,21 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
     def _n_members(self) -> int:
         return int(self.n_estimators)
 
-    def _choose_augment(
-        self, Xp: np.ndarray, y_enc: np.ndarray, weights: np.ndarray | None,
-        encoder_state: dict | None, seed: int,
-    ) -> bool | str:
+    def _choose_augment(self, Xp: np.ndarray, y_enc: np.ndarray, seed: int) -> bool | str:
         """``augment`` for fine-tuning; ``"auto"`` is decided on the training data.
 
-        Rolls are tried only where aligning series circularly helps a 1-NN
-        (:func:`~sktspt.invariance.alignment_gain` above 0), and kept only where
-        fine-tuning with them, scored from :data:`ROLL_TURNS` turns, beats fine-tuning
-        without on held-out training series (a stratified third, or at the archive's
-        extremes one series a class: :func:`_selection_split`; both from the same
-        pretrained encoder, at :data:`SELECTION_STEPS` of the step budget, ties to no
-        rolls). The comparison draws from its own random streams, so where it keeps no
-        rolls the fit equals ``augment=False``'s. ``augment_evidence_`` records the
-        figures.
+        Rolls where aligning series circularly helps a 1-NN on the training series
+        (:func:`~sktspt.invariance.alignment_gain` above 0), else none; the screen draws
+        nothing from torch's streams, so without rolls the fit equals ``augment=False``'s.
+        The screen alone, not a held-out comparison of two short fine-tunings: the
+        comparison's third of the data was too small to tell the two apart and sometimes
+        overruled a right screen (``docs/tuning.md``, rounds 37-38).
         """
         if self.augment != "auto":
             return self.augment
         gain = alignment_gain(Xp, y_enc, seed)
         self.augment_evidence_ = {"alignment_gain": gain}
-        split = _selection_split(y_enc, seed) if gain > 0 else None
-        if split is None:
-            return False
-        accuracy = {}
-        with torch.random.fork_rng(devices=rng_devices()):
-            for candidate in (False, "roll"):
-                torch.manual_seed(seed + 3)
-                accuracy[candidate] = self._holdout_accuracy(
-                    candidate, Xp, y_enc, weights, encoder_state, split, seed)
-        self.augment_evidence_["holdout_accuracy"] = {
-            "none": accuracy[False], "roll": accuracy["roll"]}
-        return "roll" if accuracy["roll"] > accuracy[False] else False
-
-    def _holdout_accuracy(
-        self, candidate: bool | str, Xp: np.ndarray, y_enc: np.ndarray,
-        weights: np.ndarray | None, encoder_state: dict | None,
-        split: tuple[np.ndarray, np.ndarray], seed: int,
-    ) -> float:
-        """Held-out accuracy of a short fine-tuning with ``augment_ = candidate``."""
-        train, valid = split
-        self.augment_ = candidate
-        steps = SELECTION_STEPS * self.max_epochs_ * math.ceil(len(Xp) / self.batch_size)
-        epochs = max(1, math.ceil(steps / math.ceil(len(train) / self.batch_size)))
-        net = self._finetune_net(len(train), y_enc[train], seed, epochs, None,
-                                 weighted=weights is not None, user_callbacks=False)
-        self._start_finetuning(net, encoder_state, Xp[train])
-        self._train(net, _weighted(Xp[train], None if weights is None else weights[train]),
-                    y_enc[train], epochs, "the choice of augment")
-        proba = self._turned_proba(net.module_, Xp[valid])
-        return float((proba.argmax(axis=1) == y_enc[valid]).mean())
+        return "roll" if gain > 0 else False
 
     def _start_finetuning(self, net, encoder_state: dict | None, Xp: np.ndarray) -> None:
         """Initialise ``net`` from the pretrained encoder, or (from scratch) fit its input
@@ -381,10 +331,9 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
 
     def _finetune_net(
         self, n: int, y_enc: np.ndarray | None, seed: int, epochs: int, phase: str | None,
-        weighted: bool, user_callbacks: bool = True,
+        weighted: bool,
     ) -> AugmentedNetClassifier:
-        """The fine-tuning net; ``user_callbacks=False`` leaves out ``callbacks`` (the
-        short fits that choose ``augment="auto"`` are not the fit a user watches)."""
+        """The fine-tuning net: the classification model, its loss and augmentation."""
         ensemble = self._n_members() > 1
         return AugmentedNetClassifier(
             **self._module(ClassificationModel),
@@ -399,8 +348,7 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
             criterion__label_smoothing=float(self.label_smoothing),
             # Per-series losses, weighted in AugmentedNetClassifier.random_step.
             **({"criterion__reduction": "none"} if weighted else {}),
-            **self._net_kwargs(n, epochs, seed, y_enc,
-                               self.callbacks if user_callbacks else None, phase),
+            **self._net_kwargs(n, epochs, seed, y_enc, self.callbacks, phase),
             **self._layer_decay(),
             **{f"module__{k}": v for k, v in self.encoder_kwargs_.items()},
         )
@@ -519,26 +467,6 @@ def _probabilities(logits: np.ndarray) -> np.ndarray:
 def _weighted(Xp: np.ndarray, weights: np.ndarray | None):
     """Training input for skorch: ``Xp``, or with per-series loss weights beside it."""
     return Xp if weights is None else {"X": Xp, "sample_weight": weights}
-
-
-def _selection_split(y_enc: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray] | None:
-    """The held-out series that ``augment="auto"`` scores its two fits on.
-
-    A stratified third of the training series where it can hold every class on both
-    sides. At the archive's extremes (dozens of classes of 2-3 series, or a class of one),
-    one series of each class that has two or more, so that every class still trains;
-    ``None`` where that gives fewer than :data:`SELECTION_MIN_ONE_PER_CLASS` series.
-    """
-    counts = np.bincount(y_enc)
-    n_valid = int(np.ceil(len(y_enc) * SELECTION_FRACTION))
-    if counts.min() >= 2 and min(n_valid, len(y_enc) - n_valid) >= len(counts):
-        splitter = StratifiedShuffleSplit(1, test_size=n_valid, random_state=seed)
-        return next(splitter.split(np.zeros(len(y_enc)), y_enc))
-    rng = np.random.default_rng(seed)
-    valid = np.sort([rng.choice(np.flatnonzero(y_enc == c)) for c in np.flatnonzero(counts >= 2)])
-    if len(valid) < SELECTION_MIN_ONE_PER_CLASS:
-        return None
-    return np.setdiff1d(np.arange(len(y_enc)), valid), valid
 
 
 def _turned(X: np.ndarray, fraction: float) -> np.ndarray:

@@ -561,7 +561,9 @@ def _augment_choice(fitted: dict, params: dict) -> bool | str:
 
 
 def _augment_evidence(fitted: dict) -> dict | None:
-    """The fitted ``augment_evidence_``: None, or finite numbers under the known keys."""
+    """The fitted ``augment_evidence_``: None, or finite numbers under the known keys
+    (``holdout_accuracy`` only in files written before ``augment="auto"`` became the screen
+    alone)."""
     value = fitted.get("augment_evidence_")
     if value is None:
         return None
