@@ -246,6 +246,9 @@ CONFIGS["r35_rocket"] = {**CONFIGS["r29_share25"], "tokenizer": "rocket"}
 # Round 37, depth 2: the long-series depth study rerun with the rocket tokenizer (test
 # split, depth37) put SPT at depth 2 above full35's depth 3 on OSULeaf and ACSF1; CV decides.
 CONFIGS["r37_depth2"] = {**CONFIGS["r35_rocket"], "depth": 2}
+# Round 38 changed what augment="auto" means (the 1-NN screen alone decides rolls), not a
+# parameter, so from then every config's "auto" runs the new rule: r35_rocket's rows before
+# round 38 ran the held-out comparison, and round 37's prototype `r37_screen` is r35_rocket now.
 
 
 def load(name: str):

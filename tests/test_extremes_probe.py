@@ -14,7 +14,7 @@ def test_draw_keeps_the_same_count_of_every_class_in_order():
     assert any(not np.array_equal(keep, probe.draw(y, 2, seed=s)) for s in range(1, 5))
 
 
-def test_a_fit_reports_the_comparison_and_a_test_score(monkeypatch):
+def test_a_fit_reports_the_screen_and_a_test_score(monkeypatch):
     probe = load_benchmark("extremes_probe")
     rng = np.random.default_rng(0)
     y = np.repeat(np.arange(12).astype(str), 3)
