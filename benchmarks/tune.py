@@ -249,6 +249,10 @@ CONFIGS["r37_depth2"] = {**CONFIGS["r35_rocket"], "depth": 2}
 # Round 38 changed what augment="auto" means (the 1-NN screen alone decides rolls), not a
 # parameter, so from then every config's "auto" runs the new rule: r35_rocket's rows before
 # round 38 ran the held-out comparison, and round 37's prototype `r37_screen` is r35_rocket now.
+# Round 38: the mask ratio with the rocket tokenizer. Hidden values count as 0 in every
+# dilated kernel, so at ratio 0.7 few responses of the wider kernels are clean in
+# pretraining while fine-tuning sees only clean ones; at 0.5 (spread 0.25-0.75) more are.
+CONFIGS["r38_ratio50"] = {**CONFIGS["r35_rocket"], "mask_ratio": 0.5}
 
 
 def load(name: str):
