@@ -93,7 +93,7 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         The augmentation fine-tuning used (what ``augment="auto"`` chose: ``"roll"`` or
         False).
     augment_evidence_ : dict or None
-        For ``augment="auto"``: the screen's ``alignment_gain``, which chose
+        For ``augment="auto"``: the ``alignment_gain`` of the screen that decided
         (None otherwise).
     normalizer_ : Normalizer
         Normalisation statistics fitted on the training data.
