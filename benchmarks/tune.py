@@ -253,6 +253,9 @@ CONFIGS["r37_depth2"] = {**CONFIGS["r35_rocket"], "depth": 2}
 # dilated kernel, so at ratio 0.7 few responses of the wider kernels are clean in
 # pretraining while fine-tuning sees only clean ones; at 0.5 (spread 0.25-0.75) more are.
 CONFIGS["r38_ratio50"] = {**CONFIGS["r35_rocket"], "mask_ratio": 0.5}
+# ... and half the 2000 steps in pretraining (round 29 cut it to a quarter with the
+# convolutional stem): does pretraining have more to give the rocket tokens?
+CONFIGS["r38_share50"] = {**CONFIGS["r35_rocket"], "pretrain_share": 0.5}
 
 
 def load(name: str):

@@ -133,6 +133,7 @@ def test_current_base_config_is_the_package_defaults():
     assert tune.CONFIGS["r35_rocket"] == {**tune.CONFIGS["r29_share25"], "tokenizer": "rocket"}
     assert tune.CONFIGS["r37_depth2"] == {**tune.CONFIGS["r35_rocket"], "depth": 2}
     assert tune.CONFIGS["r38_ratio50"] == {**tune.CONFIGS["r35_rocket"], "mask_ratio": 0.5}
+    assert tune.CONFIGS["r38_share50"] == {**tune.CONFIGS["r35_rocket"], "pretrain_share": 0.5}
     for n_timepoints in (24, 251, 1460):
         params = tune.estimator_params(tune.CONFIGS["r35_rocket"], n_timepoints, 100)
         assert params and "patch_size" not in params
