@@ -393,15 +393,15 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
     def predict_proba(self, X) -> np.ndarray:
         """Class probabilities ``(n_instances, n_classes)``, columns ordered as ``classes_``."""
         check_is_fitted(self, "net_")
-        module = self.net_.module_
         if self.early_exit is not None:
             proba = _probabilities(self._early_exit(X)[0])
         else:
-            proba = self._turned_proba(module, self._input(X))
+            proba = self._turned_proba(self._input(X))
         return check_finite_output(proba / proba.sum(axis=1, keepdims=True), "predict_proba")
 
-    def _turned_proba(self, module: torch.nn.Module, Xp: np.ndarray) -> np.ndarray:
+    def _turned_proba(self, Xp: np.ndarray) -> np.ndarray:
         """Probabilities of prepared ``Xp``, averaged over :meth:`_prediction_turns` turns."""
+        module = self.net_.module_
         turns = self._prediction_turns()
         return np.mean([
             _probabilities(self._infer(module, module, _turned(Xp, k / turns)))
