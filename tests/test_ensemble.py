@@ -9,6 +9,8 @@ from sklearn.frozen import FrozenEstimator
 
 from sktspt import SPTClassifier, SPTPretrainer, load
 from sktspt.nn.ensemble import Ensemble
+from sktspt.nn.heads import ClassificationModel, ReconstructionModel
+from sktspt.nn.tokenizers import RocketEmbedding
 
 TINY = dict(depth=1, d_model=16, n_heads=2, dim_feedforward=16, random_state=0)
 
@@ -84,3 +86,72 @@ def test_bad_ensembles_are_refused(params, match):
     X, y = make_panel(n=20)
     with pytest.raises(ValueError, match=match):
         SPTClassifier(**{**TINY, **params}).fit(X, y)
+
+
+def _ensemble(model, tokenizer, positional, differences=0, n_members=3):
+    kwargs = {"n_classes": 3} if model is ClassificationModel else {}
+    ens = Ensemble(model, n_members, n_channels=2, patch_size=4, max_tokens=8, d_model=16,
+                   depth=2, n_heads=2, dim_feedforward=24, dropout=0.1, tokenizer=tokenizer,
+                   positional=positional, differences=differences, **kwargs)
+    X = torch.randn(5, 2, 32)
+    X[1, :, 20:] = float("nan")  # a shorter series: padding tokens
+    X[2, 0, 3] = float("nan")
+    ens.fit_panel(torch.nan_to_num(X), ~torch.isnan(X))
+    with torch.no_grad():  # LayerNorms away from their initial identity, members apart
+        for p in ens.parameters():
+            p.add_(0.05 * torch.randn_like(p))
+    if model is ClassificationModel:
+        return ens.eval(), (X,)
+    X = X.repeat(n_members, 1, 1)
+    return ens.eval(), (X, (torch.rand(X.shape) < 0.5) & ~torch.isnan(X))
+
+
+def _loop(ens, *args):
+    """The member loop, which the stacked path must match."""
+    ens.stackable = lambda: False
+    try:
+        return ens(*args)
+    finally:
+        del ens.stackable
+
+
+@pytest.mark.parametrize("model", [ClassificationModel, ReconstructionModel])
+@pytest.mark.parametrize("tokenizer, positional, differences", [
+    ("rocket", "sinusoidal", 0), ("rocket", "learned", 1), ("patch", "rotary", 0),
+    ("conv", "alibi", 1), ("patch", "none", 0),
+])
+def test_stacked_members_match_the_member_loop(model, tokenizer, positional, differences):
+    torch.manual_seed(0)
+    ens, args = _ensemble(model, tokenizer, positional, differences)
+    assert ens.stackable()
+    stacked, loop = ens(*args), _loop(ens, *args)
+    torch.testing.assert_close(stacked, loop, atol=1e-5, rtol=1e-4, equal_nan=True)
+    params = list(ens.parameters())
+    grads = torch.autograd.grad(ens(*args).nan_to_num().square().sum(), params)
+    expected = torch.autograd.grad(_loop(ens, *args).nan_to_num().square().sum(), params)
+    for got, want in zip(grads, expected):
+        torch.testing.assert_close(got, want, atol=1e-4, rtol=1e-3)
+    assert all(g.abs().sum() > 0 for g in grads)  # every member's weights are trained
+
+
+def test_rocket_features_are_computed_once_for_all_members(monkeypatch):
+    torch.manual_seed(0)
+    ens, (X,) = _ensemble(ClassificationModel, "rocket", "sinusoidal")
+    first = ens.members[0].encoder.embed
+    for m in ens.members[1:]:  # the thresholds are drawn once for the ensemble
+        torch.testing.assert_close(m.encoder.embed.threshold, first.threshold)
+        assert not torch.equal(m.encoder.embed.proj.weight, first.proj.weight)
+    calls = []
+    features = RocketEmbedding.features
+    monkeypatch.setattr(RocketEmbedding, "features",
+                        lambda self, x, a: calls.append(len(x)) or features(self, x, a))
+    ens(X)
+    assert calls == [len(X)]
+
+
+def test_other_architectures_run_member_by_member():
+    X, y = make_panel(n=30)
+    clf = SPTClassifier(n_estimators=2, architecture="crate", pretrain_epochs=1, max_epochs=1,
+                        **TINY).fit(X, y)
+    assert not clf.net_.module_.stackable()
+    assert clf.predict_proba(X).shape == (30, len(clf.classes_))

@@ -151,12 +151,15 @@ def test_thresholds_are_drawn_on_the_differences_the_tokenizer_reads():
     assert thr[:, 84:].abs().sum() > 0
 
 
-def test_ensemble_members_draw_their_own_thresholds():
+def test_ensemble_members_share_thresholds_drawn_once():
+    """So the members' features are computed once where they read the same batch."""
     X, y = make_panel(n=20, t=48)
     clf = SPTClassifier(**TINY, patch_size=4, n_estimators=2, pretrain_epochs=1, max_epochs=1,
                         random_state=0).fit(X, y)
     a, b = _thresholds(clf)
-    assert not torch.equal(a, b)
+    assert torch.equal(a, b) and a.abs().sum() > 0
+    first, second = (m.encoder.embed.proj.weight for m in clf.net_.module_.members)
+    assert not torch.equal(first, second)
 
 
 def test_unequal_lengths_padding_changes_nothing():

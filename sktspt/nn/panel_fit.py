@@ -14,7 +14,7 @@ import numpy as np
 import torch
 from torch import nn
 
-__all__ = ["fit_to_panel"]
+__all__ = ["fit_to_panel", "fit_panel_tensors"]
 
 
 def fit_to_panel(module: nn.Module, X: np.ndarray) -> None:
@@ -25,16 +25,18 @@ def fit_to_panel(module: nn.Module, X: np.ndarray) -> None:
     fitted in order (the encoder: differences, then the tokenizer on them) fits them
     itself.
     """
+    X = torch.as_tensor(np.asarray(X, dtype=np.float32))
+    available = ~torch.isnan(X)
+    fit_panel_tensors(module, torch.nan_to_num(X, nan=0.0), available)
+
+
+def fit_panel_tensors(module: nn.Module, x: torch.Tensor, available: torch.Tensor) -> None:
+    """:func:`fit_to_panel` on values ``x`` (zeros where missing) and ``available``."""
     fitted: list[str] = []
-    x = available = None
     for name, sub in module.named_modules():
         if any(p == "" or name.startswith(p + ".") for p in fitted):
             continue
         if not callable(getattr(sub, "fit_panel", None)):
             continue
-        if x is None:
-            X = torch.as_tensor(np.asarray(X, dtype=np.float32))
-            available = ~torch.isnan(X)
-            x = torch.nan_to_num(X, nan=0.0)
         sub.fit_panel(x, available)
         fitted.append(name)

@@ -227,7 +227,12 @@ class RocketEmbedding(nn.Module):
             drawn = z[torch.arange(rows), at]
             self.threshold[j] = torch.where(torch.isfinite(drawn), drawn, 0.0)
 
-    def forward(self, x: torch.Tensor, available: torch.Tensor) -> torch.Tensor:
+    def features(self, x: torch.Tensor, available: torch.Tensor) -> torch.Tensor:
+        """The pooled threshold features ``(n, k, features)``, before the trained maps.
+
+        Nothing below them is trained, so networks that share the thresholds share these
+        (an :class:`~sktspt.nn.ensemble.Ensemble` computes them once for its members).
+        """
         values, flags = _values_and_flags(x, available)
         n, c, t = values.shape
         k = t // self.patch_size
@@ -240,8 +245,10 @@ class RocketEmbedding(nn.Module):
                 z = z.reshape(n, c, k, self.patch_size, -1).sum(3)
                 pooled.append(z.transpose(1, 2).reshape(n, k, -1))
             pooled.append(2 * flags.float().reshape(n, c, k, self.patch_size).sum(-1).mT)
-            h = torch.cat(pooled, dim=-1) / self.patch_size
-        return self.proj(self.norm(h))
+            return torch.cat(pooled, dim=-1) / self.patch_size
+
+    def forward(self, x: torch.Tensor, available: torch.Tensor) -> torch.Tensor:
+        return self.proj(self.norm(self.features(x, available)))
 
     def extra_repr(self) -> str:
         return f"dilations={self.dilations}, patch_size={self.patch_size}"
