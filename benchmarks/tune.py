@@ -256,6 +256,9 @@ CONFIGS["r38_ratio50"] = {**CONFIGS["r35_rocket"], "mask_ratio": 0.5}
 # ... and half the 2000 steps in pretraining (round 29 cut it to a quarter with the
 # convolutional stem): does pretraining have more to give the rocket tokens?
 CONFIGS["r38_share50"] = {**CONFIGS["r35_rocket"], "pretrain_share": 0.5}
+# Round 39: three ensemble members with the rocket tokenizer, now that members run stacked
+# and share the tokenizer's thresholds (last cross-validated in round 31, convolutional stem).
+CONFIGS["r39_e3"] = {**CONFIGS["r35_rocket"], "n_estimators": 3}
 
 
 def load(name: str):

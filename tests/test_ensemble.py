@@ -155,3 +155,13 @@ def test_other_architectures_run_member_by_member():
                         **TINY).fit(X, y)
     assert not clf.net_.module_.stackable()
     assert clf.predict_proba(X).shape == (30, len(clf.classes_))
+
+
+def test_members_with_their_own_thresholds_still_match_the_loop():
+    """Ensembles saved before the thresholds were shared drew one set per member."""
+    torch.manual_seed(0)
+    ens, (X,) = _ensemble(ClassificationModel, "rocket", "sinusoidal")
+    with torch.no_grad():
+        ens.members[1].encoder.embed.threshold.add_(0.3)
+    assert ens.stackable()
+    torch.testing.assert_close(ens(X), _loop(ens, X), atol=1e-5, rtol=1e-4)

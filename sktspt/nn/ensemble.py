@@ -151,8 +151,8 @@ class Ensemble(nn.Module):
     def _tokens(self, xs, availables, observeds) -> torch.Tensor:
         """Each member's embedded tokens of its input, ``(members, n, k, d)``.
 
-        Members that share a rocket tokenizer's thresholds compute its features once (one
-        call, on the distinct inputs) and map them with all members' trained maps at once.
+        Members that share a rocket tokenizer's thresholds compute its features once for an
+        input they share, and map them with all members' trained maps at once.
         """
         encoders = [m.encoder for m in self.members]
         if not self._shared_rocket(encoders):
@@ -162,8 +162,8 @@ class Ensemble(nn.Module):
         shared = all(x is xs[0] for x in xs) and all(a is availables[0] for a in availables)
         if shared:
             f = embeds[0].features(xs[0], availables[0])
-        else:
-            f = embeds[0].features(torch.cat(list(xs)), torch.cat(list(availables)))
+        else:  # chunk by chunk: one chunk's responses stay in cache, all of them would not
+            f = torch.cat([embeds[0].features(x, a) for x, a in zip(xs, availables)])
         f = F.layer_norm(f, f.shape[-1:], eps=embeds[0].norm.eps)
         # proj(norm(f)) with the norm's affine folded into the map, for every member at once
         weight = _stack([e.proj for e in embeds], "weight") * _stack([e.norm for e in embeds],
