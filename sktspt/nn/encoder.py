@@ -79,9 +79,13 @@ class TransformerEncoder(nn.Module):
         if callable(getattr(self.embed, "fit_panel", None)):
             self.embed.fit_panel(x, available)
 
+    def keep(self, observed: torch.Tensor) -> torch.Tensor:
+        """Which tokens hold at least one observed value ``(n, k)``: the rest are padding."""
+        return patchify(observed.float(), self.patch_size).amax(dim=-1) > 0
+
     def tokens(self, x: torch.Tensor, available: torch.Tensor, observed: torch.Tensor):
         """Embedded tokens with positions, and which tokens are not padding."""
-        keep = patchify(observed.to(x.dtype), self.patch_size).amax(dim=-1) > 0
+        keep = self.keep(observed)
         if self.difference_view is not None:
             x, available = self.difference_view(x, available)
         return self.position(self.embed(x, available)), keep

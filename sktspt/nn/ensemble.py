@@ -25,7 +25,7 @@ from .encoder import masked_mean
 from .heads import ClassificationModel, ReconstructionModel, split_input
 from .layers import EncoderLayer
 from .panel_fit import fit_panel_tensors
-from .tokenizers import RocketEmbedding, patchify, unpatchify
+from .tokenizers import RocketEmbedding, unpatchify
 
 __all__ = ["Ensemble", "mean_member_proba"]
 
@@ -127,10 +127,10 @@ class Ensemble(nn.Module):
         x, observed = split_input(X)
         if hidden is None:  # every member reads X
             h = self._tokens(*[[v] * self.n_members for v in (x, observed, observed)])
-            keep = self._keep(observed).repeat(self.n_members, 1)
+            keep = first.keep(observed).repeat(self.n_members, 1)
         else:  # member i reads chunk i, with its own mask
             h = self._tokens(*[v.chunk(self.n_members) for v in (x, observed & ~hidden, observed)])
-            keep = self._keep(observed)
+            keep = first.keep(observed)
         m, n, k, d = h.shape
         for i in range(len(first.layers)):
             h = _stacked_layer([e.layers[i] for e in encoders], h, keep)
@@ -142,11 +142,6 @@ class Ensemble(nn.Module):
         pooled = masked_mean(h.reshape(m * n, k, d), keep).reshape(m, n, d)
         logits = _linear(members[0].head[0](pooled), [mm.head[1] for mm in members])
         return logits.transpose(0, 1)
-
-    def _keep(self, observed: torch.Tensor) -> torch.Tensor:
-        """Tokens holding an observed value, ``(series, k)``."""
-        patch = self.members[0].encoder.patch_size
-        return patchify(observed.to(torch.float32), patch).amax(dim=-1) > 0
 
     def _tokens(self, xs, availables, observeds) -> torch.Tensor:
         """Each member's embedded tokens of its input, ``(members, n, k, d)``.
