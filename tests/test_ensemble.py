@@ -165,3 +165,14 @@ def test_members_with_their_own_thresholds_still_match_the_loop():
         ens.members[1].encoder.embed.threshold.add_(0.3)
     assert ens.stackable()
     torch.testing.assert_close(ens(X), _loop(ens, X), atol=1e-5, rtol=1e-4)
+
+
+@pytest.mark.parametrize("tokenizer", ["rocket", "conv"])
+def test_stacked_embeddings_match_the_member_loop(tokenizer):
+    torch.manual_seed(0)
+    ens, (X,) = _ensemble(ClassificationModel, tokenizer, "sinusoidal")
+    stacked = ens.embed(X)
+    ens.stackable = lambda: False
+    expected = ens.embed(X)
+    assert stacked.shape == (len(X), 3 * 16)
+    torch.testing.assert_close(stacked, expected, atol=1e-5, rtol=1e-4)

@@ -122,7 +122,21 @@ class Ensemble(nn.Module):
         return True
 
     def _stacked_forward(self, X: torch.Tensor, hidden: torch.Tensor | None) -> torch.Tensor:
-        members, encoders = self.members, [m.encoder for m in self.members]
+        members = self.members
+        h, keep = self._stacked_states(X, hidden)
+        m, n, k, d = h.shape
+        if hidden is not None:
+            out = _linear(h.reshape(m, n * k, d), [mm.head for mm in members])
+            return torch.cat([unpatchify(o.reshape(n, k, -1), members[0].n_outputs,
+                                         members[0].encoder.patch_size) for o in out])
+        pooled = masked_mean(h.reshape(m * n, k, d), keep).reshape(m, n, d)
+        logits = _linear(members[0].head[0](pooled), [mm.head[1] for mm in members])
+        return logits.transpose(0, 1)
+
+    def _stacked_states(self, X: torch.Tensor, hidden: torch.Tensor | None):
+        """The members' final token states ``(members, n, k, d)`` and ``keep``
+        ``(members * n, k)``: what each member's encoder returns, for all at once."""
+        encoders = [m.encoder for m in self.members]
         first = encoders[0]
         x, observed = split_input(X)
         if hidden is None:  # every member reads X
@@ -134,14 +148,8 @@ class Ensemble(nn.Module):
         m, n, k, d = h.shape
         for i in range(len(first.layers)):
             h = _stacked_layer([e.layers[i] for e in encoders], h, keep)
-        h = _layer_norm(h.reshape(m, n * k, d), [e.norm for e in encoders]).reshape(m, n, k, d)
-        if hidden is not None:
-            out = _linear(h.reshape(m, n * k, d), [mm.head for mm in members])
-            return torch.cat([unpatchify(o.reshape(n, k, -1), members[0].n_outputs,
-                                         first.patch_size) for o in out])
-        pooled = masked_mean(h.reshape(m * n, k, d), keep).reshape(m, n, d)
-        logits = _linear(members[0].head[0](pooled), [mm.head[1] for mm in members])
-        return logits.transpose(0, 1)
+        h = _layer_norm(h.reshape(m, n * k, d), [e.norm for e in encoders])
+        return h.reshape(m, n, k, d), keep
 
     def _tokens(self, xs, availables, observeds) -> torch.Tensor:
         """Each member's embedded tokens of its input, ``(members, n, k, d)``.
@@ -192,7 +200,12 @@ class Ensemble(nn.Module):
         return torch.cat([t for t, _ in pairs]), torch.cat([h for _, h in pairs])
 
     def embed(self, X: torch.Tensor) -> torch.Tensor:
-        return torch.cat([m.embed(X) for m in self.members], dim=1)
+        if not self.stackable():
+            return torch.cat([m.embed(X) for m in self.members], dim=1)
+        h, keep = self._stacked_states(X, None)
+        m, n, k, d = h.shape
+        return masked_mean(h.reshape(m * n, k, d), keep).reshape(m, n, d).transpose(0, 1).reshape(
+            n, m * d)
 
 
 def mean_member_proba(logits: torch.Tensor) -> torch.Tensor:
