@@ -73,7 +73,11 @@ class SelfAttention(nn.Module):
 
 
 class EncoderLayer(nn.Module):
-    """Pre-norm transformer layer: ``x + Attn(LN x)``, then ``x + FFN(LN x)``."""
+    """Pre-norm transformer layer: ``x + Attn(LN x)``, then ``x + FFN(LN x)``.
+
+    An :class:`~sktspt.nn.ensemble.Ensemble` runs the same computation for all its members
+    at once (``_stacked_layer``); tests/test_ensemble.py holds the two equal.
+    """
 
     def __init__(self, d_model, n_heads, dim_feedforward, dropout, positional):
         super().__init__()
