@@ -176,3 +176,19 @@ def test_stacked_embeddings_match_the_member_loop(tokenizer):
     expected = ens.embed(X)
     assert stacked.shape == (len(X), 3 * 16)
     torch.testing.assert_close(stacked, expected, atol=1e-5, rtol=1e-4)
+
+
+def test_thresholds_are_compared_again_only_after_they_change(monkeypatch):
+    """On a GPU each comparison would wait for the device: once per change, not per step."""
+    torch.manual_seed(0)
+    ens, (X,) = _ensemble(ClassificationModel, "rocket", "sinusoidal")
+    compared = []
+    equal = torch.equal
+    monkeypatch.setattr(torch, "equal", lambda a, b: compared.append(1) or equal(a, b))
+    ens(X)
+    ens(X)
+    assert len(compared) == 2  # members 2 and 3 against the first, once
+    with torch.no_grad():
+        ens.members[2].encoder.embed.threshold.add_(0.3)
+    torch.testing.assert_close(ens(X), _loop(ens, X), atol=1e-5, rtol=1e-4)
+    assert len(compared) == 4

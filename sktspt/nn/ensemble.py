@@ -169,11 +169,11 @@ class Ensemble(nn.Module):
             f = torch.cat([embeds[0].features(x, a) for x, a in zip(xs, availables)])
         f = F.layer_norm(f, f.shape[-1:], eps=embeds[0].norm.eps)
         # proj(norm(f)) with the norm's affine folded into the map, for every member at once
-        weight = _stack([e.proj for e in embeds], "weight") * _stack([e.norm for e in embeds],
-                                                                     "weight")[:, None]
-        bias = torch.baddbmm(_stack([e.proj for e in embeds], "bias")[:, :, None],
-                             _stack([e.proj for e in embeds], "weight"),
-                             _stack([e.norm for e in embeds], "bias")[:, :, None])[..., 0]
+        proj = _stack([e.proj for e in embeds], "weight")
+        norms = [e.norm for e in embeds]
+        weight = proj * _stack(norms, "weight")[:, None]
+        bias = torch.baddbmm(_stack([e.proj for e in embeds], "bias")[:, :, None], proj,
+                             _stack(norms, "bias")[:, :, None])[..., 0]
         m = len(embeds)
         if shared:
             n, k, width = f.shape
@@ -185,13 +185,20 @@ class Ensemble(nn.Module):
                               weight.mT).reshape(m, n, k, -1)
         return torch.stack([e.position(t) for e, t in zip(encoders, h)])
 
-    @staticmethod
-    def _shared_rocket(encoders) -> bool:
+    def _shared_rocket(self, encoders) -> bool:
+        """Whether all members' rocket tokenizers hold the same thresholds (ensembles saved
+        before they were drawn once do not). Compared again only after a threshold changed
+        (a fit, a load, a move), so a training step waits on no comparison on a GPU."""
         first = encoders[0].embed
         if not isinstance(first, RocketEmbedding) or encoders[0].difference_view is not None:
             return False
-        return all(type(e.embed) is type(first) and e.embed.dilations == first.dilations
-                   and torch.equal(e.embed.threshold, first.threshold) for e in encoders[1:])
+        key = tuple((e.embed.threshold.data_ptr(), e.embed.threshold._version) for e in encoders)
+        if getattr(self, "_shared_key", None) != key:
+            self._shared = all(
+                type(e.embed) is type(first) and e.embed.dilations == first.dilations
+                and torch.equal(e.embed.threshold, first.threshold) for e in encoders[1:])
+            self._shared_key = key
+        return self._shared
 
     def targets(self, X: torch.Tensor, hidden: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Each member's reconstruction targets for its chunk of ``X``, concatenated."""
