@@ -259,6 +259,9 @@ CONFIGS["r38_share50"] = {**CONFIGS["r35_rocket"], "pretrain_share": 0.5}
 # Round 39: three ensemble members with the rocket tokenizer, now that members run stacked
 # and share the tokenizer's thresholds (last cross-validated in round 31, convolutional stem).
 CONFIGS["r39_e3"] = {**CONFIGS["r35_rocket"], "n_estimators": 3}
+# ... and twice the step budget, SPT and its from-scratch control: does pretraining's lead
+# over scratch grow with the budget (the "longer budgets" left open since round 33)?
+CONFIGS["r39_s2000"] = {**CONFIGS["r35_rocket"], "auto_steps": 2000}
 
 
 def load(name: str):
