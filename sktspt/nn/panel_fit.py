@@ -25,6 +25,8 @@ def fit_to_panel(module: nn.Module, X: np.ndarray) -> None:
     fitted in order (the encoder: differences, then the tokenizer on them) fits them
     itself.
     """
+    if not any(callable(getattr(sub, "fit_panel", None)) for sub in module.modules()):
+        return  # nothing to fit: no float32 copy of the panel
     X = torch.as_tensor(np.asarray(X, dtype=np.float32))
     available = ~torch.isnan(X)
     fit_panel_tensors(module, torch.nan_to_num(X, nan=0.0), available)
