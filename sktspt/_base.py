@@ -14,14 +14,14 @@ import torch
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
-from skorch.callbacks import EarlyStopping, GradientNormClipping, LRScheduler
+from skorch.callbacks import EarlyStopping, LRScheduler
 from skorch.dataset import ValidSplit
 from skorch.net import NeuralNet
 from skorch.utils import noop
 
 from ._params import ARCHITECTURE, check_value, resolve_device, validate
 from .augment import Augmentation
-from .callbacks import FiniteLoss
+from .callbacks import FiniteLoss, MemberGradientClipping
 from .data import InputSpec, PanelInfo, check_panel
 from .loaders import TensorBatchIterator
 from .masking import resolve_masking
@@ -354,7 +354,7 @@ class SPTBase(BaseEstimator):
                 policy=torch.optim.lr_scheduler.LambdaLR, lr_lambda=schedule, step_every="batch",
                 **resume,
             )),
-            ("grad_clip", GradientNormClipping(gradient_clip_value=1.0)),
+            ("grad_clip", MemberGradientClipping(gradient_clip_value=1.0)),
             ("finite_loss", FiniteLoss()),
         ]
         lighthouse = check_attention_params(self)

@@ -1,13 +1,17 @@
 """Ensembles trained as one network (``n_estimators``)."""
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 import torch
 from conftest import make_panel
 from sklearn.base import clone
 from sklearn.frozen import FrozenEstimator
+from skorch.callbacks import Callback, GradientNormClipping
 
 from sktspt import SPTClassifier, SPTPretrainer, load
+from sktspt.callbacks import MemberGradientClipping
 from sktspt.nn.ensemble import Ensemble
 from sktspt.nn.heads import ClassificationModel, ReconstructionModel
 from sktspt.nn.tokenizers import RocketEmbedding
@@ -192,3 +196,53 @@ def test_thresholds_are_compared_again_only_after_they_change(monkeypatch):
         ens.members[2].encoder.embed.threshold.add_(0.3)
     torch.testing.assert_close(ens(X), _loop(ens, X), atol=1e-5, rtol=1e-4)
     assert len(compared) == 4
+
+
+def _member_norms(module: Ensemble) -> list[float]:
+    return [float(torch.linalg.vector_norm(torch.stack(
+        [p.grad.norm() for p in m.parameters() if p.grad is not None]))) for m in module.members]
+
+
+@pytest.mark.parametrize("callback", [MemberGradientClipping, GradientNormClipping])
+def test_each_member_is_clipped_on_its_own(fitted, callback):
+    """A member's gradient is its own loss's over ``n_members``; it is clipped as the single
+    network's would be (to ``1 / n_members``), whatever the other members' gradients are.
+    skorch's joint clipping, the contrast, shrinks the small member with the large one."""
+    module = clone(fitted[0]).set_params(max_epochs=1, pretrain_epochs=0).fit(
+        *fitted[1:]).net_.module_
+    generator = torch.Generator().manual_seed(0)
+    for member, scale in zip(module.members, [100.0, 1e-3, 1.0]):
+        for p in member.parameters():
+            p.grad = scale * torch.randn(p.shape, generator=generator)
+    before = _member_norms(module)
+    net = SimpleNamespace(module_=module)
+    callback(gradient_clip_value=1.0).on_grad_computed(net, module.named_parameters())
+    after = _member_norms(module)
+    if callback is MemberGradientClipping:
+        np.testing.assert_allclose([after[0], after[2]], [1 / 3, 1 / 3], rtol=1e-4)
+        assert after[1] == pytest.approx(before[1], rel=1e-6)  # under its bound: untouched
+    else:
+        assert after[1] < before[1] / 10
+
+
+class MemberNorms(Callback):
+    """Each member's gradient norm as the optimizer sees it (after the clipping callback)."""
+
+    def initialize(self):
+        self.norms_ = []
+        return self
+
+    def on_grad_computed(self, net, named_parameters, **kwargs):
+        self.norms_.append(_member_norms(net.module_))
+
+
+def test_ensemble_fits_clip_every_member():
+    X, y = make_panel(n=24, n_classes=2)
+    probe = MemberNorms()
+    # Unnormalised, large values give gradient norms far above the bound.
+    clf = SPTClassifier(n_estimators=2, normalize=None, pretrain_epochs=1, max_epochs=2,
+                        callbacks=[probe], **TINY).fit(X * 1e4, y)
+    assert isinstance(dict(clf.net_.callbacks_)["grad_clip"], MemberGradientClipping)
+    norms = np.array(probe.norms_)
+    assert norms.max() <= 0.5 + 1e-4
+    assert (norms > 0.49).all(axis=0).any()  # active, on every step, for some member
