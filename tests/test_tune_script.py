@@ -136,6 +136,7 @@ def test_current_base_config_is_the_package_defaults():
     assert tune.CONFIGS["r38_share50"] == {**tune.CONFIGS["r35_rocket"], "pretrain_share": 0.5}
     assert tune.CONFIGS["r39_e3"] == {**tune.CONFIGS["r35_rocket"], "n_estimators": 3}
     assert tune.CONFIGS["r39_s2000"] == {**tune.CONFIGS["r35_rocket"], "auto_steps": 2000}
+    assert tune.CONFIGS["r40_e3"] == tune.CONFIGS["r39_e3"]
     for n_timepoints in (24, 251, 1460):
         params = tune.estimator_params(tune.CONFIGS["r35_rocket"], n_timepoints, 100)
         assert params and "patch_size" not in params
