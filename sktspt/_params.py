@@ -465,7 +465,8 @@ batches and one optimizer, and ``predict_proba`` averages their probabilities.
 ``transform`` then concatenates the members' embeddings, and ``encoder_`` is a
 ``ModuleList`` of the members' encoders. Standard transformer members run stacked (one
 batched product per layer for all of them) and share the rocket tokenizer's thresholds,
-so ``n`` members cost less than ``n`` fits.""", Integer(1), roles=(CLASSIFIER,)),
+so ``n`` members cost less than ``n`` fits; each member's gradient is clipped on its
+own, as the single network's would be.""", Integer(1), roles=(CLASSIFIER,)),
     Param("n_threads", None, "int or None", """
 CPU threads torch uses inside ``fit`` and the methods that predict or transform
 (``torch.set_num_threads``; the previous count is restored afterwards). None
