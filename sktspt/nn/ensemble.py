@@ -170,10 +170,10 @@ class Ensemble(nn.Module):
             f = torch.cat([embeds[0].features(x, a) for x, a in zip(xs, availables)])
         f = F.layer_norm(f, f.shape[-1:], eps=embeds[0].norm.eps)
         # proj(norm(f)) with the norm's affine folded into the map, for every member at once
-        proj = _stack([e.proj for e in embeds], "weight")
-        norms = [e.norm for e in embeds]
+        projs, norms = [e.proj for e in embeds], [e.norm for e in embeds]
+        proj = _stack(projs, "weight")
         weight = proj * _stack(norms, "weight")[:, None]
-        bias = torch.baddbmm(_stack([e.proj for e in embeds], "bias")[:, :, None], proj,
+        bias = torch.baddbmm(_stack(projs, "bias")[:, :, None], proj,
                              _stack(norms, "bias")[:, :, None])[..., 0]
         m = len(embeds)
         if shared:
