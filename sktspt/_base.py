@@ -21,13 +21,13 @@ from skorch.utils import noop
 
 from ._params import ARCHITECTURE, check_value, resolve_device, validate
 from .augment import Augmentation
-from .callbacks import FiniteLoss, MemberGradientClipping
+from .callbacks import FiniteLoss, LighthouseSchedule, MemberGradientClipping
 from .data import InputSpec, PanelInfo, check_panel
 from .loaders import TensorBatchIterator
 from .masking import resolve_masking
 from .nn.ensemble import Ensemble
 from .nn.heads import LeJEPAModel, ReconstructionModel
-from .nn.lighthouse import LighthouseSchedule, check_attention_params
+from .nn.lighthouse import check_attention_params
 from .nn.panel_fit import fit_to_panel
 from .nn.tokenizers import STEM_REACH
 from .precision import autocast, autocast_dtype, matmul_precision

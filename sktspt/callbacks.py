@@ -3,22 +3,29 @@
 :class:`FiniteLoss` stops a diverged fit at once with advice instead of letting NaN
 weights train on silently; :class:`MemberGradientClipping` clips an ensemble's members as
 the single networks they copy would be clipped. Other callbacks live with what they serve:
-the checkpoint that makes fits resumable with the rest of resuming (:mod:`sktspt.resume`),
-Lighthouse's sparse-to-dense switch in :mod:`sktspt.nn.lighthouse` and the progress bars
-in :mod:`sktspt.progress`.
+:class:`LighthouseSchedule` switches Lighthouse attention on for a phase's first steps.
+Other callbacks live with what they serve: the checkpoint that makes fits resumable with
+the rest of resuming (:mod:`sktspt.resume`) and the progress bars in :mod:`sktspt.progress`.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 
 import torch
 from skorch.callbacks import Callback, GradientNormClipping
 from torch.nn.utils import clip_grad_norm_
 
 from .nn.ensemble import Ensemble
+from .nn.lighthouse import Lighthouse, middle_attentions, set_sparse_attention
 
-__all__ = ["FiniteLoss", "MemberGradientClipping"]
+__all__ = ["FiniteLoss", "LighthouseSchedule", "MemberGradientClipping", "optimizer_steps"]
+
+
+def optimizer_steps(history) -> int:
+    """Optimizer steps recorded in a skorch ``history`` (its training batches)."""
+    return int(sum(row.get("train_batch_count", 0) for row in history))
 
 
 class FiniteLoss(Callback):
@@ -69,3 +76,43 @@ class MemberGradientClipping(GradientNormClipping):
         for member in module.members:
             clip_grad_norm_(member.parameters(), self.gradient_clip_value / module.n_members,
                             norm_type=self.gradient_clip_norm_type)
+
+
+class LighthouseSchedule(Callback):
+    """Lighthouse attention for a phase's first steps, dense for the last ``recovery``.
+
+    ``total_steps`` is the phase's planned optimizer steps; the last
+    ``ceil(recovery * total_steps)`` run dense on the same weights. Steps already in the
+    net's history count, so a resumed fit switches at the same step, and a warm start
+    continues dense. Attention is dense again when training ends.
+    """
+
+    def __init__(self, lighthouse: Lighthouse, total_steps: int, recovery: float = 0.1):
+        self.lighthouse = lighthouse
+        self.total_steps = total_steps
+        self.recovery = recovery
+
+    def initialize(self):
+        self.steps_ = 0
+        self.dense_from_ = self.total_steps - math.ceil(self.recovery * self.total_steps)
+        return self
+
+    def on_train_begin(self, net, **kwargs) -> None:
+        self.steps_ = optimizer_steps(net.history)
+        if not middle_attentions(net.module_):
+            warnings.warn(
+                "attention='lighthouse' has no effect: the encoder has fewer than 3 layers "
+                "(the first and last layers always stay dense).", UserWarning, stacklevel=2,
+            )
+
+    def on_batch_begin(self, net, batch=None, training=False, **kwargs) -> None:
+        if training:
+            sparse = self.steps_ < self.dense_from_
+            set_sparse_attention(net.module_, self.lighthouse if sparse else None)
+
+    def on_batch_end(self, net, batch=None, training=False, **kwargs) -> None:
+        if training:
+            self.steps_ += 1
+
+    def on_train_end(self, net, **kwargs) -> None:
+        set_sparse_attention(net.module_, None)

@@ -54,6 +54,7 @@ from skorch.callbacks.scoring import PassthroughScoring
 from skorch.history import History
 from skorch.utils import noop
 
+from .callbacks import optimizer_steps
 from .data import InputSpec
 from .persistence import _fsync_dir, atomic_write, plain
 
@@ -256,7 +257,7 @@ class EpochCheckpoint(Checkpoint):
         folder, _ = self.latest()
         if folder is None:
             return 0
-        return _steps(_read_history(folder))
+        return optimizer_steps(_read_history(folder))
 
     def restore(self, net, folder: str) -> int:
         """Load a checkpoint into the initialised ``net``; returns the epochs it holds."""
@@ -278,7 +279,7 @@ class EpochCheckpoint(Checkpoint):
         # Step-seeded modules (SIGReg's directions) count steps outside their state_dict.
         for module in _modules(net):
             if isinstance(getattr(module, "n_steps", None), int):
-                module.n_steps = _steps(net.history)
+                module.n_steps = optimizer_steps(net.history)
         return len(net.history)
 
     def on_train_begin(self, net, **kwargs) -> None:
@@ -306,10 +307,6 @@ class EpochCheckpoint(Checkpoint):
             marked = [i for i, row in enumerate(net.history) if row.get(f"{cb.name}_best")]
             if marked:
                 cb.best_score_ = net.history[marked[-1], cb.name]
-
-
-def _steps(history) -> int:
-    return int(sum(row.get("train_batch_count", 0) for row in history))
 
 
 def _hash_file(path: str) -> str:

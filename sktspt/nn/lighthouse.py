@@ -30,8 +30,8 @@ Because tiles have a fixed size, the selection in a tile never depends on how mu
 padding follows the series. Gradients flow through the pooled means to every kept
 query, key and value; selection itself has none.
 
-The estimators apply it through :class:`LighthouseSchedule`, a skorch callback that
-installs it on every layer but the first and the last (those stay dense), switches to
+The estimators apply it through :class:`sktspt.callbacks.LighthouseSchedule`, a skorch
+callback that installs it on every layer but the first and the last (those stay dense), switches to
 dense attention for the last ``recovery`` fraction of a phase's optimizer steps, and
 removes it when training ends. Attention in eval mode (validation, prediction,
 ``transform``) is always dense, so a fitted or saved model is an ordinary one.
@@ -40,18 +40,15 @@ removes it when training ends. Attention in eval mode (validation, prediction,
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 import torch.nn.functional as F
-from skorch.callbacks import Callback
 
 __all__ = [
     "ATTENTIONS",
     "Lighthouse",
-    "LighthouseSchedule",
     "check_attention_params",
     "lighthouse_attention",
     "select_entries",
@@ -278,7 +275,7 @@ def check_attention_params(est) -> Lighthouse | None:
     return cfg
 
 
-def _middle_attentions(module: torch.nn.Module) -> list:
+def middle_attentions(module: torch.nn.Module) -> list:
     """The attention of every encoder layer but the first and last, in every encoder."""
     from .encoder import SelfAttention, TransformerEncoder
 
@@ -296,49 +293,7 @@ def set_sparse_attention(module: torch.nn.Module, cfg: Lighthouse | None) -> int
     Returns the number of attention blocks changed. The setting acts in training mode
     only; eval mode is always dense.
     """
-    blocks = _middle_attentions(module)
+    blocks = middle_attentions(module)
     for attn in blocks:
         attn.sparse_attention = cfg
     return len(blocks)
-
-
-class LighthouseSchedule(Callback):
-    """Lighthouse attention for a phase's first steps, dense for the last ``recovery``.
-
-    ``total_steps`` is the phase's planned optimizer steps; the last
-    ``ceil(recovery * total_steps)`` run dense on the same weights. Steps already in the
-    net's history count, so a resumed fit switches at the same step, and a warm start
-    continues dense. Attention is dense again when training ends.
-    """
-
-    def __init__(self, lighthouse: Lighthouse, total_steps: int, recovery: float = 0.1):
-        self.lighthouse = lighthouse
-        self.total_steps = total_steps
-        self.recovery = recovery
-
-    def initialize(self):
-        self.steps_ = 0
-        self.dense_from_ = self.total_steps - math.ceil(self.recovery * self.total_steps)
-        return self
-
-    def on_train_begin(self, net, **kwargs) -> None:
-        from ..resume import _steps
-
-        self.steps_ = _steps(net.history)
-        if not _middle_attentions(net.module_):
-            warnings.warn(
-                "attention='lighthouse' has no effect: the encoder has fewer than 3 layers "
-                "(the first and last layers always stay dense).", UserWarning, stacklevel=2,
-            )
-
-    def on_batch_begin(self, net, batch=None, training=False, **kwargs) -> None:
-        if training:
-            sparse = self.steps_ < self.dense_from_
-            set_sparse_attention(net.module_, self.lighthouse if sparse else None)
-
-    def on_batch_end(self, net, batch=None, training=False, **kwargs) -> None:
-        if training:
-            self.steps_ += 1
-
-    def on_train_end(self, net, **kwargs) -> None:
-        set_sparse_attention(net.module_, None)
