@@ -2,55 +2,37 @@
 
 from __future__ import annotations
 
-import math
 import os
 import threading
 import warnings
 from contextlib import contextmanager
-from functools import cache, wraps
+from functools import wraps
 
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
-from skorch.callbacks import EarlyStopping, LRScheduler
-from skorch.dataset import ValidSplit
 from skorch.net import NeuralNet
-from skorch.utils import noop
 
 from ._params import ARCHITECTURE, check_value, resolve_device, validate
 from .augment import Augmentation
-from .callbacks import FiniteLoss, LighthouseSchedule, MemberGradientClipping
 from .data import InputSpec, PanelInfo, check_panel
-from .loaders import TensorBatchIterator
 from .masking import resolve_masking
 from .nn.ensemble import Ensemble
 from .nn.heads import LeJEPAModel, ReconstructionModel
 from .nn.lighthouse import check_attention_params
 from .nn.panel_fit import fit_to_panel
-from .nn.tokenizers import STEM_REACH
 from .precision import autocast, autocast_dtype, matmul_precision
-from .progress import PhaseProgress, PhaseTable
-from .resume import (
-    RESUME_CALLBACK,
-    EpochCheckpoint,
-    RunLock,
-    fit_fingerprint,
-    open_run,
-    stopped_early,
-)
-from .training import LeJEPANet, MaskedPretrainNet, MaskedSigRegNet, WarmupCosine, resolve_warmup
+from .resume import RunLock, fit_fingerprint, open_run
+from .trainer import Trainer
+from .training import LeJEPANet, MaskedPretrainNet, MaskedSigRegNet
 
 #: Serialises the sections of fits that seed torch's global generator (see ``_seeded``).
 SEEDED_LOCK = threading.RLock()
 #: Series per forward pass at prediction: fixed, so that results do not depend on which
 #: series are predicted together (see ``SPTBase._infer``).
 INFERENCE_BATCH = 64
-
-
-#: Names that ``verbose`` shows for the training phases.
-PHASE_LABELS = {"pretrain": "pretraining", "finetune": "fine-tuning"}
 
 
 def rng_devices() -> list[int]:
@@ -87,27 +69,6 @@ def _with_matmul_precision(self, method, args, kwargs):
         return method(self, *args, **kwargs)
 
 
-@cache
-def _has_fused_adamw(device_type: str) -> bool:
-    try:
-        torch.optim.AdamW([torch.zeros(1, device=device_type, requires_grad=True)], fused=True)
-    except Exception:  # an unusable device fails later, with skorch's own message
-        return False
-    return True
-
-
-def fused_adamw_params(device) -> dict:
-    """``{"optimizer__fused": True}`` where torch has a fused AdamW for ``device``, else ``{}``.
-
-    The fused kernel updates every weight in one call instead of a Python loop over the
-    parameter tensors: about a tenth of a training step of these small models on CPU
-    (``benchmarks/speed.py``, levers). CPU support came with torch 2.4, hence the check.
-    """
-    if device is None:
-        return {}
-    return {"optimizer__fused": True} if _has_fused_adamw(torch.device(device).type) else {}
-
-
 def _architecture(encoder_kwargs: dict) -> dict:
     """The network part of ``encoder_kwargs`` (files of sktspt 0.1.0 lack ``tokenizer``)."""
     return {k: encoder_kwargs[k] for k in ARCHITECTURE if k in encoder_kwargs}
@@ -119,9 +80,6 @@ class SPTBase(BaseEstimator):
     Subclasses add the fine-tuning (classifier) or embedding (pretrainer) side. All
     arguments of ``__init__`` are stored as given and interpreted in ``fit``.
     """
-
-    #: The role (see :meth:`_build_net`) of the net in ``net_``.
-    _NET_ROLE = "pretrain"
 
     # --- validation ------------------------------------------------------------------
     def _check_params(self) -> None:
@@ -185,9 +143,7 @@ class SPTBase(BaseEstimator):
             state["_architecture"] = _architecture(kwargs)
         super().__setstate__(state)
 
-    def _restore(
-        self, spec: InputSpec, encoder_kwargs: dict, classes=None, check: bool = True
-    ) -> NeuralNet:
+    def _restore(self, spec: InputSpec, encoder_kwargs: dict, *, check: bool = True) -> NeuralNet:
         """Set a fitted state made elsewhere and build its net, initialised, weights not loaded.
 
         The one way a fitted estimator is made without ``fit``: :mod:`sktspt.persistence`
@@ -199,17 +155,15 @@ class SPTBase(BaseEstimator):
             self._check_params()
         self.input_spec_ = spec
         self._architecture = _architecture(encoder_kwargs)
-        if classes is not None:
-            self._set_classes(classes)
         with self._seeded(0), warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
-            net = self._build_net(self._NET_ROLE, epochs=self._restored_epochs())
+            net = self._restored_net(self._trainer())
             net.initialize()
         return net
 
-    def _restored_epochs(self) -> int:
-        """Epochs of a restored net: what a warm start trains (the classifier's)."""
-        return 0
+    def _restored_net(self, trainer: Trainer) -> NeuralNet:
+        """The net of ``net_`` (not initialised) for weights to be loaded into."""
+        raise NotImplementedError
 
     def _input(self, X) -> np.ndarray:
         """Validate data seen after fit, normalise and pad it for the network."""
@@ -251,136 +205,19 @@ class SPTBase(BaseEstimator):
     def _device(self) -> str:
         return resolve_device(self.device)
 
-    # --- shared training pieces ----------------------------------------------------------
-    def _train_split(self, n: int, seed: int, y=None):
-        """A split of the *training* data for best-epoch selection, or None if too small."""
-        frac = float(self.validation_fraction)
-        if frac == 0.0:
-            return None
-        n_valid = int(math.ceil(n * frac))
-        if n_valid < 2 or n - n_valid < 2:
-            return None
-        if y is not None:
-            counts = np.bincount(y)
-            if n_valid < len(counts) or counts.min() < 2:
-                return None
-            return ValidSplit(frac, stratified=True, random_state=seed)
-        return ValidSplit(frac, stratified=False, random_state=seed)
-
-    def _resolve_epochs(self, epochs, n: int, seed: int, y=None, steps: int | None = None) -> int:
-        """``epochs``, or for ``"auto"`` the epochs that give about ``steps`` steps.
-
-        A budget in optimizer steps rather than epochs gives small datasets enough
-        updates (36 series in batches of 16 are 3 steps an epoch) without over-training
-        large ones. ``steps`` defaults to ``auto_steps``.
-        """
-        if epochs != "auto":
-            return int(epochs)
-        steps = self.auto_steps if steps is None else steps
-        split = self._train_split(n, seed, y)
-        n_train = n - (math.ceil(n * self.validation_fraction) if split is not None else 0)
-        return max(1, math.ceil(steps / max(1, math.ceil(n_train / self.batch_size))))
-
-    def _net_kwargs(
-        self, n: int, epochs: int, seed: int, y=None, callbacks=None, phase: str | None = None
-    ) -> dict:
-        """skorch settings shared by the pretraining and fine-tuning nets.
-
-        AdamW with the warm-up/cosine schedule, whole-tensor batches, and a validation
-        split of the training data (stratified on ``y`` when given) for best-epoch choice.
-        """
-        split = self._train_split(n, seed, y)
-        n_train = n - (math.ceil(n * self.validation_fraction) if split is not None else 0)
-        pin = torch.device(self._device).type == "cuda"  # pinned copies help CUDA fits only
-        return dict(
-            optimizer=torch.optim.AdamW,
-            optimizer__weight_decay=self.weight_decay,
-            **fused_adamw_params(self._device),
-            lr=self.lr,
-            max_epochs=epochs,
-            batch_size=self.batch_size,
-            train_split=split,
-            iterator_train=TensorBatchIterator,
-            iterator_train__shuffle=True,
-            iterator_valid=TensorBatchIterator,
-            iterator_valid__batch_size=max(self.batch_size, 256),
-            iterator_train__pin_memory=pin,
-            iterator_valid__pin_memory=pin,
-            **self._trim_params(),
-            callbacks=self._callbacks(n_train, epochs, split is not None, callbacks, phase),
-            callbacks__print_log=self._print_log(phase),
-            device=self._device,
-            verbose=self.verbose,
-            # A fit (n > 0) raises for a precision the device cannot train in; a net built
-            # to load a saved model (n == 0) falls back to float32 there instead.
-            precision=autocast_dtype(
-                getattr(self, "precision", "auto"), self._device, training=n > 0
-            ),
+    # --- training ---------------------------------------------------------------------------
+    def _trainer(self) -> Trainer:
+        """The training loop's settings, read once from the parameters (and ``input_spec_``)."""
+        return Trainer(
+            lr=self.lr, weight_decay=self.weight_decay, batch_size=self.batch_size,
+            warmup=self.warmup, auto_steps=self.auto_steps,
+            validation_fraction=self.validation_fraction, patience=self.patience,
+            verbose=self.verbose, device=self._device,
+            precision=getattr(self, "precision", "auto"), checkpoint_dir=self.checkpoint_dir,
+            lighthouse=check_attention_params(self),
+            lighthouse_recovery=float(getattr(self, "lighthouse_recovery", 0.1)),
+            input_spec=getattr(self, "input_spec_", None), owner=type(self).__name__,
         )
-
-    def _trim_params(self) -> dict:
-        """Batches cut after their longest series (see :class:`TensorBatchIterator`).
-
-        Only unequal-length (NaN-padded) panels have steps to cut; the margin is the widest
-        reach of a tokenizer past a series' end, so the cut changes no observed token.
-        """
-        spec = getattr(self, "input_spec_", None)
-        if spec is None or spec.equal_length:
-            return {}
-        trim = dict(trim_multiple=spec.patch_size, trim_margin=STEM_REACH)
-        return {f"iterator_{part}__{k}": v for part in ("train", "valid") for k, v in trim.items()}
-
-    def _print_log(self, phase: str | None):
-        """skorch's epoch table for ``verbose >= 2`` (headed by the phase), else none.
-
-        ``verbose=1`` shows a progress bar per phase instead (:class:`PhaseProgress`).
-        """
-        if self.verbose == 1:
-            return None
-        return PhaseTable(PHASE_LABELS.get(phase, phase or "")) if self.verbose else None
-
-    def _callbacks(
-        self, n_train: int, epochs: int, has_valid: bool, user=(), phase: str | None = None
-    ) -> list:
-        """Default callbacks; with ``checkpoint_dir`` set, ``phase`` names the checkpoint folder."""
-        steps = epochs * max(1, math.ceil(n_train / self.batch_size))
-        schedule = WarmupCosine(steps, warmup_steps=resolve_warmup(self.warmup, steps))
-        checkpoint = self._checkpoint(phase)
-        # A resumed phase continues the per-batch schedule where its checkpoint stopped.
-        done = checkpoint.steps_done() if checkpoint is not None else 0
-        resume = {"last_epoch": done - 1} if done else {}
-        callbacks = [
-            ("lr_schedule", LRScheduler(
-                policy=torch.optim.lr_scheduler.LambdaLR, lr_lambda=schedule, step_every="batch",
-                **resume,
-            )),
-            ("grad_clip", MemberGradientClipping(gradient_clip_value=1.0)),
-            ("finite_loss", FiniteLoss()),
-        ]
-        lighthouse = check_attention_params(self)
-        if lighthouse is not None:  # sparse in training, dense for the last steps
-            callbacks.append(("lighthouse", LighthouseSchedule(
-                lighthouse, steps, float(getattr(self, "lighthouse_recovery", 0.1)))))
-        if has_valid:
-            patience = epochs if self.patience is None else self.patience
-            callbacks.append(("best_epoch", EarlyStopping(
-                monitor="valid_loss", patience=patience, threshold=0.0, load_best=True,
-                sink=print if self.verbose >= 2 else noop,  # 1 shows only the bars
-            )))
-        callbacks += list(user or ())
-        if self.verbose == 1:
-            label = PHASE_LABELS.get(phase, phase or "training")
-            callbacks.append(("progress", PhaseProgress(label, epochs)))
-        if checkpoint is not None:
-            callbacks.append((RESUME_CALLBACK, checkpoint))
-        return callbacks
-
-    # --- checkpoints and resuming ---------------------------------------------------------
-    def _checkpoint(self, phase: str | None) -> EpochCheckpoint | None:
-        directory = self.checkpoint_dir
-        if directory is None or phase is None:
-            return None
-        return EpochCheckpoint(os.path.join(os.fspath(directory), phase))
 
     def _resume_seed(self, seed: int, *arrays) -> int:
         """With ``checkpoint_dir``: claim it for this fit and return the seed to use.
@@ -406,43 +243,6 @@ class SPTBase(BaseEstimator):
         self._run_lock = lock
         return seed
 
-    def _train(self, net, X, y, epochs: int, phase: str):
-        """Train ``net`` for ``epochs`` epochs, resuming from its checkpoint if it has one.
-
-        skorch ends ``partial_fit`` quietly on KeyboardInterrupt (Ctrl-C); an
-        interrupted phase is re-raised here, so that a fit never goes on to fine-tune an
-        encoder whose pretraining was cut short, nor reports itself fitted.
-        """
-        if not getattr(net, "initialized_", False):
-            net.initialize()
-        checkpoint = dict(net.callbacks_).get(RESUME_CALLBACK)
-        done = 0
-        if checkpoint is not None:
-            folder, finished = checkpoint.latest()
-            if folder is not None:
-                done = checkpoint.restore(net, folder)
-                if finished:
-                    return net
-        remaining = 0 if stopped_early(net) else max(epochs - done, 0)
-        # Zero epochs still runs on_train_begin/on_train_end (best weights restored).
-        net.partial_fit(X, y, epochs=remaining)
-        if len(net.history) - done < remaining and not stopped_early(net):
-            where = (
-                f"{type(self).__name__}.fit was interrupted in {phase}, in epoch "
-                f"{len(net.history)} of {epochs}."
-            )
-            if checkpoint is None:
-                raise KeyboardInterrupt(
-                    f"{where} Set checkpoint_dir to be able to resume an interrupted fit."
-                )
-            raise KeyboardInterrupt(
-                f"{where} Call fit again with checkpoint_dir={self.checkpoint_dir!r} to "
-                f"resume from epoch {checkpoint.epochs_done()}."
-            )
-        if checkpoint is not None:
-            checkpoint.finish(net)
-        return net
-
     def save(self, path) -> None:
         """Save the fitted estimator to one file that loading never executes.
 
@@ -453,42 +253,27 @@ class SPTBase(BaseEstimator):
         save(self, path)
 
     def _pretrain(
-        self, X: np.ndarray, epochs: int, seed: int, callbacks=None, phase: str | None = "pretrain"
+        self, trainer: Trainer, X: np.ndarray, epochs: int, seed: int, callbacks=None,
+        phase: str | None = "pretrain",
     ) -> MaskedPretrainNet:
         """Self-pretraining on prepared (normalised) X, with ``pretrain_objective``."""
-        net = self._build_net("pretrain", len(X), seed, epochs, callbacks=callbacks, phase=phase)
+        net = self._pretrain_net(trainer, len(X), seed, epochs, callbacks, phase)
         net.initialize()
         fit_to_panel(net.module_, X)
         if epochs > 0:
-            self._train(net, X, None, epochs, "pretraining")
+            trainer.train(net, X, None, epochs, "pretraining")
         return net
 
-    def _build_net(
-        self, role: str, n: int = 0, seed: int = 0, epochs: int = 0, y=None, callbacks=None,
-        phase: str | None = None, weighted: bool = False,
-    ) -> NeuralNet:
-        """The skorch net of one training ``role``, not initialised; fit, load and resume use it.
-
-        ``role="pretrain"``: the pretraining net of ``pretrain_objective``; ``"finetune"``:
-        the classifier's (:meth:`_finetune_net`). ``n`` series (0 for a net built to load
-        weights into), ``epochs`` and ``seed`` set the schedule, split and random streams;
-        ``phase`` names the checkpoint folder.
-        """
-        if role == "finetune":
-            return self._finetune_net(n, y, seed, epochs, phase, weighted)
-        if role != "pretrain":
-            raise ValueError(f"role must be 'pretrain' or 'finetune', got {role!r}.")
-        return self._pretrain_net(n, seed, epochs, callbacks, phase)
-
-    def _finetune_net(self, n, y, seed, epochs, phase, weighted) -> NeuralNet:
-        raise NotImplementedError(f"{type(self).__name__} has no fine-tuning net.")
-
     def _pretrain_net(
-        self, n: int, seed: int, epochs: int, callbacks, phase: str | None
+        self, trainer: Trainer, n: int, seed: int, epochs: int, callbacks, phase: str | None
     ) -> MaskedPretrainNet:
-        """``"masked"``: reconstruction of hidden values; ``"masked+sigreg"``: the same plus
+        """The pretraining net of ``pretrain_objective``, not initialised.
+
+        ``"masked"``: reconstruction of hidden values; ``"masked+sigreg"``: the same plus
         ``sigreg_lambda * SIGReg`` on pooled embeddings; ``"lejepa"``: LeJEPA on random
-        views. Every net has ``module_.encoder`` and ``module_.embed``.
+        views. Every net has ``module_.encoder`` and ``module_.embed``. ``n`` series (0 for
+        a net built to load weights into), ``epochs`` and ``seed`` set the schedule, split
+        and random streams; ``phase`` names the checkpoint folder.
         """
         objective = self.pretrain_objective
         masking = self.masking if objective == "lejepa" else resolve_masking(
@@ -511,7 +296,7 @@ class SPTBase(BaseEstimator):
             if objective == "masked+sigreg":
                 objective_kwargs["sigreg_lambda"] = float(self.sigreg_lambda)
         return net_cls(
-            **self._net_kwargs(n, epochs, seed, None, callbacks, phase),
+            **trainer.net_kwargs(n, epochs, seed, None, callbacks, phase),
             **objective_kwargs,
             **{f"module__{k}": v for k, v in self.encoder_kwargs_.items()},
         )

@@ -109,8 +109,6 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
     (3,)
     """
 
-    _NET_ROLE = "finetune"
-
     # --- fit --------------------------------------------------------------------------
     @with_threads
     def fit(self, X, y, X_unlabeled=None, sample_weight=None) -> SPTClassifier:
@@ -138,6 +136,7 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
             X, _ = self._fit_input(X)
         y_enc = self._fit_labels(y, len(X))
         weights = self._sample_weights(sample_weight, y_enc)
+        trainer = self._trainer()
         seed = self._resume_seed(self._seed(), X, y_enc, X_unlabeled, weights)
         Xp = self._prepare(X)
         self.mixup_, self.mixup_kind_ = resolve_mixup(self.mixup, Xp, self.mixup_kind)
@@ -155,22 +154,22 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
                     ).state_dict()
             elif self.pretrain_epochs != 0:
                 pre_X = Xp if X_unlabeled is None else self._with_unlabeled(Xp, X_unlabeled)
-                self.pretrain_epochs_ = self._resolve_epochs(
+                self.pretrain_epochs_ = trainer.epochs(
                     self.pretrain_epochs, len(pre_X), seed, steps=self._auto_budget("pretrain"))
-                pre_net = self._pretrain(pre_X, self.pretrain_epochs_, seed,
+                pre_net = self._pretrain(trainer, pre_X, self.pretrain_epochs_, seed,
                                          self.pretrain_callbacks)
                 encoder_state = pre_net.module_.encoder.state_dict()
                 self.pretrain_history_ = pre_net.history
-            self.max_epochs_ = self._resolve_epochs(self.max_epochs, len(Xp), seed, y_enc,
-                                                    steps=self._auto_budget("finetune"))
+            self.max_epochs_ = trainer.epochs(self.max_epochs, len(Xp), seed, y_enc,
+                                              steps=self._auto_budget("finetune"))
             self.augment_ = self._choose_augment(Xp, y_enc, seed)
-            net = self._build_net(
-                "finetune", len(Xp), seed, self.max_epochs_, y_enc, phase="finetune",
+            net = self._finetune_net(
+                trainer, len(Xp), y_enc, seed, self.max_epochs_, "finetune",
                 weighted=weights is not None,
             )
             self._start_finetuning(net, encoder_state, Xp)
             if self.max_epochs_ > 0:
-                self._train(net, _weighted(Xp, weights), y_enc, self.max_epochs_, "fine-tuning")
+                trainer.train(net, _weighted(Xp, weights), y_enc, self.max_epochs_, "fine-tuning")
         self.net_ = net
         self.encoder_ = self.net_.module_.encoder
         self.history_ = self.net_.history
@@ -229,14 +228,17 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         fresh = {k: v.clone() for k, v in encoder.state_dict().items() if index.get(k) in top}
         encoder.load_state_dict({**state, **fresh})
 
-    def _set_classes(self, classes: np.ndarray) -> None:
-        """``classes_`` (as fit stores them: distinct and sorted) of a restored classifier."""
+    def _restore(self, spec, encoder_kwargs: dict, *, classes: np.ndarray, check: bool = True):
+        """As :meth:`SPTBase._restore`, with ``classes_`` as fit stores them (distinct, sorted)."""
         self._label_encoder = LabelEncoder()
         self._label_encoder.classes_ = self.classes_ = classes
+        return super()._restore(spec, encoder_kwargs, check=check)
 
-    def _restored_epochs(self) -> int:
+    def _restored_net(self, trainer):
+        # The epochs a warm start trains.
         epochs = getattr(self, "max_epochs_", self.max_epochs)
-        return epochs if isinstance(epochs, int) else 0
+        epochs = epochs if isinstance(epochs, int) else 0
+        return self._finetune_net(trainer, 0, None, 0, epochs, None, weighted=False)
 
     def _fit_labels(self, y, n: int) -> np.ndarray:
         y = check_labels(y, n)
@@ -330,10 +332,11 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         return np.concatenate([_pad_to(Xp, t), _pad_to(U, t)])
 
     def _finetune_net(
-        self, n: int, y_enc: np.ndarray | None, seed: int, epochs: int, phase: str | None,
-        weighted: bool,
+        self, trainer, n: int, y_enc: np.ndarray | None, seed: int, epochs: int,
+        phase: str | None, weighted: bool,
     ) -> AugmentedNetClassifier:
-        """The fine-tuning net: the classification model, its loss and augmentation."""
+        """The fine-tuning net, not initialised: the classification model, its loss and
+        augmentation (arguments as for :meth:`SPTBase._pretrain_net`)."""
         ensemble = self._n_members() > 1
         return AugmentedNetClassifier(
             **self._module(ClassificationModel),
@@ -348,7 +351,7 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
             criterion__label_smoothing=float(self.label_smoothing),
             # Per-series losses, weighted in AugmentedNetClassifier.random_step.
             **({"criterion__reduction": "none"} if weighted else {}),
-            **self._net_kwargs(n, epochs, seed, y_enc, self.callbacks, phase),
+            **trainer.net_kwargs(n, epochs, seed, y_enc, self.callbacks, phase),
             **self._layer_decay(),
             **{f"module__{k}": v for k, v in self.encoder_kwargs_.items()},
         )

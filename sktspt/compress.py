@@ -214,9 +214,10 @@ def _rebuild(estimator, depth: int, encoder, groups, distances):
         {k: copy.deepcopy(v) for k, v in estimator.__dict__.items() if k not in skip}
     )
     new.depth = int(depth)
+    classes = {"classes": new.classes_} if hasattr(new, "classes_") else {}
     net = new._restore(
-        new.input_spec_, {**estimator.encoder_kwargs_, "depth": int(depth)},
-        getattr(new, "classes_", None), check=False,
+        new.input_spec_, {**estimator.encoder_kwargs_, "depth": int(depth)}, check=False,
+        **classes,
     )
     state = {k: v for k, v in estimator.net_.module_.state_dict().items()
              if not k.startswith("encoder.layers.")}

@@ -672,7 +672,7 @@ def _build(meta: dict, device, probe: bool = False):
         raise ValueError(f"an {name} does not train a {fitted['net']!r}")
     classes = _classes(fitted["classes"]) if is_classifier else None
     with torch.device("meta") if probe else contextlib.nullcontext():
-        net = est._restore(spec, encoder_kwargs, classes)
+        net = est._restore(spec, encoder_kwargs, **({"classes": classes} if is_classifier else {}))
     if is_classifier:
         ph = fitted.get("pretrain_history")
         est.pretrain_history_ = None if ph is None else History(ph)

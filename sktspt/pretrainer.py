@@ -56,13 +56,18 @@ class SPTPretrainer(EmbeddingTransformerMixin, SPTBase):
     def fit(self, X, y=None) -> SPTPretrainer:
         """Self-pretrain on ``X``; ``y`` is ignored."""
         X, _ = self._fit_input(X)
+        trainer = self._trainer()
         seed = self._resume_seed(self._seed(), X)
         with self._seeded(seed):
-            self.max_epochs_ = self._resolve_epochs(self.max_epochs, len(X), seed)
-            self.net_ = self._pretrain(self._prepare(X), self.max_epochs_, seed, self.callbacks)
+            self.max_epochs_ = trainer.epochs(self.max_epochs, len(X), seed)
+            self.net_ = self._pretrain(
+                trainer, self._prepare(X), self.max_epochs_, seed, self.callbacks)
         self.encoder_ = self.net_.module_.encoder
         self.history_ = self.net_.history
         return self
+
+    def _restored_net(self, trainer):
+        return self._pretrain_net(trainer, 0, 0, 0, None, None)
 
     @with_threads
     def transform(self, X) -> np.ndarray:

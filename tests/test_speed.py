@@ -15,8 +15,8 @@ import torch
 from conftest import load_benchmark
 
 from sktspt import masking
-from sktspt._base import fused_adamw_params
 from sktspt.nn.heads import ClassificationModel, ReconstructionModel
+from sktspt.trainer import fused_adamw_params
 
 speed = load_benchmark("speed")
 
