@@ -15,8 +15,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def load_benchmark(name: str):
-    """Import ``benchmarks/<name>.py`` (a script folder, not a package) as a module."""
-    spec = importlib.util.spec_from_file_location(f"sktspt_bench_{name}",
+    """Import ``benchmarks/<name>.py`` (a script folder, not a package) as a module.
+
+    One-off probes live in ``benchmarks/probes/``: pass ``"probes/<name>"``.
+    """
+    spec = importlib.util.spec_from_file_location(f"sktspt_bench_{name.replace('/', '_')}",
                                                   ROOT / "benchmarks" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses resolve their module by name

@@ -1,11 +1,11 @@
-"""``benchmarks/extremes_probe.py``: a development set cut to a few series a class."""
+"""``benchmarks/probes/extremes_probe.py``: a development set cut to a few series a class."""
 
 import numpy as np
 from conftest import load_benchmark
 
 
 def test_draw_keeps_the_same_count_of_every_class_in_order():
-    probe = load_benchmark("extremes_probe")
+    probe = load_benchmark("probes/extremes_probe")
     y = np.repeat(["a", "b", "c"], [5, 7, 4])
     keep = probe.draw(y, 2, seed=0)
     assert np.all(np.diff(keep) > 0)  # original order, no repeats
@@ -15,7 +15,7 @@ def test_draw_keeps_the_same_count_of_every_class_in_order():
 
 
 def test_a_fit_reports_the_screen_and_a_test_score(monkeypatch):
-    probe = load_benchmark("extremes_probe")
+    probe = load_benchmark("probes/extremes_probe")
     rng = np.random.default_rng(0)
     y = np.repeat(np.arange(12).astype(str), 3)
     X = rng.normal(size=(36, 1, 32)).astype(np.float32)

@@ -1,4 +1,4 @@
-"""``benchmarks/ridge_probe.py``: pooled layer states as features for a ridge classifier."""
+"""``benchmarks/probes/ridge_probe.py``: pooled layer states as features for a ridge classifier."""
 
 import numpy as np
 from conftest import load_benchmark, make_panel
@@ -7,7 +7,7 @@ from sktspt import SPTPretrainer
 
 
 def test_pooled_states_are_mean_and_max_of_every_layer_per_series():
-    probe = load_benchmark("ridge_probe")
+    probe = load_benchmark("probes/ridge_probe")
     X, _ = make_panel(n=12, c=2, t=32)
     pre = SPTPretrainer(depth=2, d_model=16, n_heads=2, max_epochs=1, random_state=0).fit(X)
     F = probe.pooled_states(pre, pre.net_.module_, X)
@@ -21,7 +21,7 @@ def test_pooled_states_are_mean_and_max_of_every_layer_per_series():
 
 
 def test_ridge_score_separates_separable_features():
-    probe = load_benchmark("ridge_probe")
+    probe = load_benchmark("probes/ridge_probe")
     rng = np.random.default_rng(0)
     y = np.repeat([0, 1], 20)
     F = rng.normal(size=(40, 5)) + 3.0 * y[:, None]

@@ -12,8 +12,8 @@ outline traced from any point, a daily load whose events fall at any hour) and p
 is noise to a classifier; where it is behind, the position is part of the class. Series
 of unequal length (PLAID, JapaneseVowels) are resampled to their median length first.
 
-    python benchmarks/rotation_probe.py                  # the eight sets, about a minute
-    python benchmarks/rotation_probe.py --datasets OSULeaf ACSF1
+    python benchmarks/probes/rotation_probe.py                  # the eight sets, about a minute
+    python benchmarks/probes/rotation_probe.py --datasets OSULeaf ACSF1
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ magnitude. This probe chose ``normalize="auto"``: one stratified 2/3-1/3 split o
 training split (the test split is never read), seed 0, 50 + 50 epochs (SPT) or 100
 (scratch) to keep it short. Prints one line per configuration.
 
-    python benchmarks/plaid_probe.py --n-jobs 2
+    python benchmarks/probes/plaid_probe.py --n-jobs 2
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ then a default :class:`SPTClassifier` from it, and scores:
   mean only), the embedding a pipeline gets today;
 - ``ridge_ft``: the same ridge on the *fine-tuned* encoder's pooled states.
 
-    python benchmarks/ridge_probe.py --datasets ArrowHead GunPoint OSULeaf ACSF1 \
+    python benchmarks/probes/ridge_probe.py --datasets ArrowHead GunPoint OSULeaf ACSF1 \
         --n-jobs 2 --output results/ridge_probe.csv
 """
 

@@ -7,7 +7,7 @@ resampling the stretched series back onto the window's own time grid. Smooth ser
 nothing; series whose consecutive values are nearly independent lose a large part of
 their variance to the linear interpolation.
 
-    python benchmarks/stretch_probe.py
+    python benchmarks/probes/stretch_probe.py
 """
 
 import numpy as np

@@ -10,7 +10,7 @@ series of each class are kept (the rest of the training split is never read); a 
 fit (``augment="auto"``) and a fit with ``augment=False`` are scored on the whole test
 split. Prints the screen's gain, the choice, and both test accuracies.
 
-    python benchmarks/extremes_probe.py --datasets ACSF1 PLAID --draws 3 --n-jobs 2
+    python benchmarks/probes/extremes_probe.py --datasets ACSF1 PLAID --draws 3 --n-jobs 2
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ removed statistics tell the classes apart, and what MiniRocket loses without the
 - MiniRocket (standardised features, ``RidgeClassifierCV``) on the zero-padded series as
   recorded and on the same series each standardised first.
 
-    python benchmarks/plaid_scale_probe.py            # about a minute on 2 cores
+    python benchmarks/probes/plaid_scale_probe.py            # about a minute on 2 cores
 """
 
 from __future__ import annotations
