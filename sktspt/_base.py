@@ -19,7 +19,14 @@ from skorch.dataset import ValidSplit
 from skorch.net import NeuralNet
 from skorch.utils import noop
 
-from ._params import ARCHITECTURE, check_value, resolve_device, validate
+from ._params import (
+    ARCHITECTURE,
+    BASE_CONSTRAINTS,
+    check_attention_params,
+    check_value,
+    resolve_device,
+    validate,
+)
 from .augment import Augmentation
 from .callbacks import FiniteLoss, LighthouseSchedule, MemberGradientClipping
 from .data import InputSpec, PanelInfo, check_panel
@@ -27,7 +34,6 @@ from .loaders import TensorBatchIterator
 from .masking import resolve_masking
 from .nn.ensemble import Ensemble
 from .nn.heads import LeJEPAModel, ReconstructionModel
-from .nn.lighthouse import check_attention_params
 from .nn.panel_fit import fit_to_panel
 from .nn.tokenizers import STEM_REACH
 from .precision import autocast, autocast_dtype, matmul_precision
@@ -122,10 +128,12 @@ class SPTBase(BaseEstimator):
 
     #: The role (see :meth:`_build_net`) of the net in ``net_``.
     _NET_ROLE = "pretrain"
+    #: The constraint of each parameter both estimators take; subclasses merge in theirs.
+    _parameter_constraints: dict = BASE_CONSTRAINTS
 
     # --- validation ------------------------------------------------------------------
     def _check_params(self) -> None:
-        """Check every parameter against its constraint in :data:`sktspt._params.PARAMS`."""
+        """Check every parameter against ``_parameter_constraints``, then their relations."""
         validate(self)
 
     def _mask_channels(self) -> tuple[int, ...] | None:
