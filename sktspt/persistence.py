@@ -73,8 +73,8 @@ _NETS = {
     "SPTClassifier": ("AugmentedNetClassifier",),
     "SPTPretrainer": ("MaskedPretrainNet", "MaskedSigRegNet", "LeJEPANet"),
 }
-#: Parameters renamed since a saved format: ``{estimator: {old: new}}``. A file that set
-#: the old one sets the new one (the pretrainer's epochs were ``max_epochs`` until 0.3.0).
+#: Parameters renamed since a saved format: ``{estimator: {old: new}}``. A file written
+#: before the new one existed sets it (the pretrainer's epochs were ``max_epochs`` until 0.3.0).
 _RENAMED = {"SPTPretrainer": {"max_epochs": "pretrain_epochs"}}
 _HINTS = {
     "pretrainer": " (the fitted weights already contain the pretrained encoder)",
@@ -633,7 +633,7 @@ def _build(meta: dict, device, probe: bool = False):
         raise ValueError("params and fitted must be mappings")
     params = dict(meta["params"])
     for old, new in _RENAMED.get(name, {}).items():
-        if params.get(old, "deprecated") != "deprecated":
+        if old in params and new not in params:
             params[new] = params.pop(old)
     unknown = set(params) - set(cls._get_param_names())
     if unknown:
