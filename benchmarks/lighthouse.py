@@ -203,12 +203,12 @@ def pretraining(length: int, n: int, epochs: int) -> dict:
     # the tokens x tokens matrix, and dense pretraining at this length ran out of memory.
     kw = dict(depth=6, d_model=32, n_heads=4, dim_feedforward=64, patch_size=1, batch_size=8,
               dropout=0.0, validation_fraction=0.0, n_threads=1, random_state=0)
-    SPTPretrainer(max_epochs=1, **kw).fit(X[:8, :, :256])  # one-off costs of a first fit
+    SPTPretrainer(pretrain_epochs=1, **kw).fit(X[:8, :, :256])  # one-off costs of a first fit
     ratio = _step_ratio(kw, X)
     result = dict(length=length, n=n, step_ratio=ratio)
     for attention, n_epochs in (("dense", epochs), ("lighthouse", max(1, round(epochs * ratio)))):
         wall, cpu = _clocks()
-        pre = SPTPretrainer(max_epochs=n_epochs, attention=attention, **kw).fit(X)
+        pre = SPTPretrainer(pretrain_epochs=n_epochs, attention=attention, **kw).fit(X)
         wall2, cpu2 = _clocks()
         result[attention] = dict(epochs=n_epochs, wall_s=wall2 - wall, cpu_s=cpu2 - cpu,
                                  train_loss=float(pre.history_[-1, "train_loss"]),

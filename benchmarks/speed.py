@@ -304,7 +304,7 @@ def time_spt_fit(phase: str, X: np.ndarray, y: np.ndarray, epochs: int, batch_si
     common = dict(batch_size=batch_size, validation_fraction=0.0, callbacks=[timer],
                   random_state=seed, **params)
     if phase == "pretrain":
-        est = SPTPretrainer(max_epochs=epochs, **common)
+        est = SPTPretrainer(pretrain_epochs=epochs, **common)
         with PeakRSS() as mem:
             est.fit(X)
     elif phase == "finetune":

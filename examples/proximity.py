@@ -3,7 +3,7 @@
 On a dataset shipped with sktime (GunPoint by default), the same architecture and seed
 are inspected in four states, on the held-out test series:
 
-- ``init``: the initial weights (an ``SPTPretrainer`` with ``max_epochs=0``);
+- ``init``: the initial weights (an ``SPTPretrainer`` with ``pretrain_epochs=0``);
 - ``scratch``: an ``SPTClassifier`` trained on the labels only (``pretrain_epochs=0``);
 - ``after SPT``: an ``SPTPretrainer`` after masked-reconstruction self-pretraining;
 - ``after SPT+FT``: an ``SPTClassifier`` fine-tuned from exactly that pretrainer.
@@ -61,10 +61,10 @@ def main(argv=None) -> pd.DataFrame:
     common = dict(positional=args.positional, random_state=args.seed)
 
     t0 = time.perf_counter()
-    init = SPTPretrainer(**common, max_epochs=0).fit(X_train)
+    init = SPTPretrainer(**common, pretrain_epochs=0).fit(X_train)
     scratch = SPTClassifier(**common, pretrain_epochs=0, max_epochs=args.epochs)
     scratch.fit(X_train, y_train)
-    spt = SPTPretrainer(**common, max_epochs=args.pretrain_epochs).fit(X_train)
+    spt = SPTPretrainer(**common, pretrain_epochs=args.pretrain_epochs).fit(X_train)
     # `spt` holds exactly the encoder SPTClassifier(pretrain_epochs=E) would pretrain
     # internally (same seed); fine-tuning from it keeps the "after SPT" state at hand.
     finetuned = SPTClassifier(**common, pretrainer=FrozenEstimator(spt), max_epochs=args.epochs)

@@ -15,13 +15,19 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 from skorch.net import NeuralNet
 
-from ._params import ARCHITECTURE, check_value, resolve_device, validate
+from ._params import (
+    ARCHITECTURE,
+    BASE_CONSTRAINTS,
+    check_attention_params,
+    check_value,
+    resolve_device,
+    validate,
+)
 from .augment import Augmentation
 from .data import InputSpec, PanelInfo, check_panel
 from .masking import resolve_masking
 from .nn.ensemble import Ensemble
 from .nn.heads import LeJEPAModel, ReconstructionModel
-from .nn.lighthouse import check_attention_params
 from .nn.panel_fit import fit_to_panel
 from .precision import autocast, autocast_dtype, matmul_precision
 from .resume import RunLock, fit_fingerprint, open_run
@@ -81,9 +87,12 @@ class SPTBase(BaseEstimator):
     arguments of ``__init__`` are stored as given and interpreted in ``fit``.
     """
 
+    #: The constraint of each parameter both estimators take; subclasses merge in theirs.
+    _parameter_constraints: dict = BASE_CONSTRAINTS
+
     # --- validation ------------------------------------------------------------------
     def _check_params(self) -> None:
-        """Check every parameter against its constraint in :data:`sktspt._params.PARAMS`."""
+        """Check every parameter against ``_parameter_constraints``, then their relations."""
         validate(self)
 
     def _mask_channels(self) -> tuple[int, ...] | None:

@@ -1,12 +1,23 @@
-"""Every parameter of the SPT estimators, declared once.
+"""The parameters of the SPT estimators: their constraints, their docs, unknown names.
 
-:data:`PARAMS` lists each parameter with its default, its constraint and its numpydoc
-entry. From it, :func:`declare_params` gives :class:`~sktspt.SPTClassifier`,
-:class:`~sktspt.SPTPretrainer` and the sktime adapters their ``__init__`` (which only
-stores the arguments, as scikit-learn requires) and the "Parameters" section of their
-docstring; :func:`validate` checks the constraints at the start of ``fit``.
+Each estimator writes out its ``__init__`` (which only stores the arguments, as
+scikit-learn requires) and declares a constraint per parameter in
+``_parameter_constraints``, merged by subclasses as scikit-learn's estimators merge
+theirs::
 
-Why a small table of our own rather than scikit-learn's ``_parameter_constraints``:
+    class SPTClassifier(..., SPTBase):
+        _parameter_constraints = {**SPTBase._parameter_constraints, "mixup": ..., ...}
+
+This module holds the constraint callables, the constraints of the parameters both
+estimators share (:data:`BASE_CONSTRAINTS`), the checks between parameters
+(:data:`RELATIONS`) and :func:`validate`, which runs them at the start of ``fit``. It
+also holds the text of each parameter's numpydoc entry (:data:`PARAMETER_DOCS`), from
+which :func:`document_parameters` writes the "Parameters" section of each class
+docstring beside the explicit ``__init__`` (as skorch does), and :class:`ParameterHints`,
+which names the closest valid parameter when a keyword is unknown.
+
+Why small constraint callables of our own rather than scikit-learn's
+``_parameter_constraints`` machinery:
 
 - scikit-learn's machinery (``sklearn.utils._param_validation``: ``Interval``,
   ``StrOptions``, ``validate_parameter_constraints``, ``_fit_context``) is private. It
@@ -32,37 +43,52 @@ checked by the code that interprets it (``precision`` by
 
 from __future__ import annotations
 
+import difflib
+import inspect
 import math
 import os
 import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import torch
 
-from .augment import AUGMENTS, MIXUP_KINDS
+from .augment import AUGMENTS
 from .masking import MASKINGS
+from .nn.lighthouse import ATTENTIONS, Lighthouse
 from .nn.positional import POSITIONALS
 from .nn.tokenizers import TOKENIZERS
 from .nn.whitebox import ARCHITECTURES
 from .precision import check_precision
 
-__all__ = ["Param", "PARAMS", "params_of", "declare_params", "validate", "check_value"]
+__all__ = [
+    "BASE_CONSTRAINTS",
+    "DEPRECATED",
+    "Deprecated",
+    "Integer",
+    "Number",
+    "Options",
+    "ParameterHints",
+    "PARAMETER_DOCS",
+    "RELATIONS",
+    "check_attention_params",
+    "check_value",
+    "document_parameters",
+    "suggest_parameter",
+    "validate",
+]
 
 PRETRAIN_OBJECTIVES = ("masked", "lejepa", "masked+sigreg")
 NORMALIZATIONS = ("auto", "global", "instance", None)
-#: The roles a parameter can belong to: the two estimators.
-CLASSIFIER, PRETRAINER = "classifier", "pretrainer"
-BOTH = (CLASSIFIER, PRETRAINER)
 #: The parameters that shape the network, after the input (``encoder_kwargs_``).
 ARCHITECTURE = (
     "d_model", "depth", "n_heads", "dim_feedforward", "dropout", "positional", "architecture",
     "tokenizer", "differences",
 )
-#: Parameters that stay positional; the others are keyword-only.
-N_POSITIONAL = 4
+#: The default of a deprecated parameter: "not set" (scikit-learn's convention).
+DEPRECATED = "deprecated"
 
 
 def show(value) -> str:
@@ -142,9 +168,42 @@ class Number:
             raise ValueError(f"{name} must be {self.what}, got {show(value)}.")
 
 
-def _boolean(name: str, value) -> None:
+@dataclass(frozen=True)
+class Deprecated:
+    """A deprecated parameter: unset (:data:`DEPRECATED`), or what ``check`` accepts."""
+
+    check: Callable[[str, Any], None]
+
+    def __call__(self, name: str, value) -> None:
+        if not (isinstance(value, str) and value == DEPRECATED):
+            self.check(name, value)
+
+
+def boolean(name: str, value) -> None:
+    """True or False (numpy's bool too)."""
     if not isinstance(value, bool | np.bool_):
         raise TypeError(f"{name} must be True or False, got {show(value)}.")
+
+
+def verbosity(name: str, value) -> None:
+    """A non-negative integer; False and True are 0 and 1, as in scikit-learn."""
+    if isinstance(value, bool | np.bool_):
+        return
+    if not _is_int(value):
+        raise TypeError(f"{name} must be a non-negative integer, got {show(value)}.")
+    if value < 0:
+        raise ValueError(f"{name} must be a non-negative integer, got {show(value)}.")
+
+
+def random_state(name: str, value) -> None:
+    """None, a seed in ``[0, 2**32 - 1]`` or a ``numpy.random.RandomState``."""
+    if value is None or isinstance(value, np.random.RandomState):
+        return
+    what = "None, an integer in [0, 2**32 - 1] or a numpy RandomState"
+    if not _is_int(value):
+        raise TypeError(f"{name} must be {what}, got {show(value)}.")
+    if not 0 <= value < 2**32:
+        raise ValueError(f"{name} must be {what}, got {show(value)}.")
 
 
 def _augment(name: str, value) -> None:
@@ -162,10 +221,32 @@ def _path_or_none(name: str, value) -> None:
         raise TypeError(f"{name} must be None or a path, got {type(value).__name__}.")
 
 
-def _callbacks_or_none(name: str, value) -> None:
-    if value is not None and not isinstance(value, list | tuple):
+def _is_callback(value) -> bool:
+    """A skorch callback (instance or class: skorch makes the instance), by its interface."""
+    return callable(getattr(value, "initialize", None))
+
+
+def callbacks_or_none(name: str, value) -> None:
+    """None, or a list of skorch callbacks (instances, classes or ``(name, callback)``)."""
+    what = "None or a list of skorch callbacks (instances or (name, callback) tuples)"
+    if value is None:
+        return
+    if not isinstance(value, list | tuple):
+        raise TypeError(f"{name} must be {what}, got {type(value).__name__}.")
+    for item in value:
+        named = isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)
+        if not _is_callback(item[1] if named else item):
+            raise TypeError(f"{name} must be {what}; it holds {item!r}.")
+
+
+def estimator_or_none(name: str, value) -> None:
+    """None, or an estimator (it has ``fit`` and ``get_params``); fitted is checked in fit."""
+    if value is not None and not (
+        callable(getattr(value, "fit", None)) and callable(getattr(value, "get_params", None))
+    ):
         raise TypeError(
-            f"{name} must be None or a list of skorch callbacks, got {type(value).__name__}."
+            f"{name} must be None or a fitted SPTPretrainer (or SPTClassifier), possibly in "
+            f"sklearn.frozen.FrozenEstimator, got {type(value).__name__}."
         )
 
 
@@ -184,7 +265,8 @@ def _channels(name: str, value) -> None:
         raise ValueError(f"{name} has repeated channels: {show(value)}.")
 
 
-def _class_weight(name: str, value) -> None:
+def class_weight_or_none(name: str, value) -> None:
+    """None, ``"balanced"`` or a dict ``{label: weight}``."""
     if value is not None and not isinstance(value, str | dict):
         raise TypeError(
             f"{name} must be None, 'balanced' or a dict {{label: weight}}, got "
@@ -213,350 +295,104 @@ def _precision(name: str, value) -> None:
     check_precision(value)
 
 
-# --- the table ----------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Param:
-    """One constructor parameter.
+#: Epochs of a phase: a count, or ``"auto"`` for a budget of optimizer steps.
+EPOCHS = Integer(0, auto=True)
 
-    Parameters
-    ----------
-    name : str
-        Argument and attribute name.
-    default : object
-        Default value (never mutable).
-    type : str
-        The numpydoc type, e.g. ``"int or 'auto'"``.
-    doc : str
-        The numpydoc description; ``docs`` overrides it for one role.
-    check : callable or None
-        ``check(name, value)`` raises ``ValueError``/``TypeError`` for a bad value; None
-        where the value is checked by the code that uses it (see ``checked_by``).
-    roles : tuple of str
-        The estimators that take it (:data:`CLASSIFIER`, :data:`PRETRAINER`).
-    sktime : bool
-        Whether the sktime adapter of the estimator takes it too.
-    """
-
-    name: str
-    default: Any
-    type: str
-    doc: str
-    check: Callable[[str, Any], None] | None = None
-    roles: tuple = BOTH
-    sktime: bool = True
-    docs: dict = field(default_factory=dict)
-
-    def entry(self, role: str) -> str:
-        """The numpydoc entry (unindented) of this parameter for ``role``."""
-        default = f'"{self.default}"' if isinstance(self.default, str) else repr(self.default)
-        text = self.docs.get(role, self.doc).strip("\n")
-        return f"{self.name} : {self.type}, default={default}\n" + "\n".join(
-            f"    {line}" if line else "" for line in text.splitlines()
-        )
-
-
-_LIGHTHOUSE = "checked by sktspt.nn.lighthouse.check_attention_params"
-
-PARAMS: tuple[Param, ...] = (
-    # --- network and input handling
-    Param("depth", 3, "int", "Number of transformer layers.", Integer(1)),
-    Param("d_model", 64, "int", "Width of the token representations.", Integer(1)),
-    Param("n_heads", 4, "int", "Attention heads; must divide ``d_model``.", Integer(1)),
-    Param("dim_feedforward", 128, "int", "Hidden width of each layer's feed-forward block.",
-          Integer(1)),
-    Param("dropout", 0.1, "float", "Dropout in attention and feed-forward blocks.",
-          Number(lambda v: 0 <= v < 1, "a number in [0, 1)")),
-    Param("patch_size", "auto", 'int or "auto"', """
-Time steps per token (all channels of a patch form one token). ``"auto"``
-keeps about 32 tokens per series, so long series stay cheap: 32 for the
-median series of an unequal-length panel (at most 256 for its longest).""",
-          Integer(1, auto=True, what="a positive integer or 'auto'")),
-    Param("tokenizer", "rocket", '{"rocket", "conv", "patch"}', """
-``"rocket"``: MiniRocket's 84 fixed kernels at up to 8 dilations, thresholds
-drawn from the training panel, each token the share of its patch's steps past
-each threshold, through a trained LayerNorm and linear map; ``"conv"``:
-parallel 1D convolutions (kernels 3, 9, 19, 39) then a strided convolution per
-patch, all trained; ``"patch"``: one linear map per patch
-(:mod:`sktspt.nn.tokenizers`). The fixed kernels won training-split CV over the
-trained stem by about 5 points a fold on two CV seeds (``docs/tuning.md``,
-round 35), which had won over linear patches by about 4.""", Options(TOKENIZERS)),
-    Param("differences", 0, "int", """
-Orders of differences the tokenizer reads beside each channel: 1 adds the
-first differences (slopes), 2 also their differences
-(:mod:`sktspt.nn.differences`), as MultiRocket and HIVE-COTE 2 read slopes
-beside the series. Pretraining reconstructs hidden values and hidden slopes; a
-hidden value stays hidden in every difference. 0 reads the series alone
-(``docs/tuning.md``, round 16).""", Integer(0)),
-    Param("positional", "sinusoidal", '{"sinusoidal", "learned", "rotary", "alibi", "none"}', """
-Positional encoding. ``rotary`` and ``alibi`` are relative (locality priors).""",
-          Options(POSITIONALS)),
-    Param("architecture", "transformer", '{"transformer", "crate", "attention_only"}', """
-Encoder layer (:mod:`sktspt.nn.whitebox`). ``"crate"``: white-box CRATE layers
-(attention with one shared q/k/v projection, then a sparse-coding ISTA step
-with a ``d_model x d_model`` dictionary); ``"attention_only"``: the same
-attention followed by a learned soft threshold, no dictionary and no MLP, about
-a third fewer weights than CRATE. Both ignore ``dim_feedforward``.""",
-          Options(ARCHITECTURES)),
-    Param("normalize", "auto", '{"auto", "global", "instance"} or None', """
-``"global"``: per-channel statistics of the training data (part of the fitted
-state); ``"instance"``: each series standardised on its own; ``"auto"``:
-``"instance"`` when the training series' scales span more than three orders of
-magnitude, else ``"global"`` (:func:`sktspt.data.resolve_normalization`).""",
-          Options(NORMALIZATIONS, "'auto', 'global', 'instance' or None")),
-    # --- the self-pretraining objective
-    Param("masking", "span", '{"random", "span", "block", "channel", "mixed"}',
-          "Masking objective, see :mod:`sktspt.masking`.", Options(MASKINGS)),
-    Param("mask_ratio", 0.7, "float", "Fraction of values hidden, in ``(0, 1)``.",
-          Number(lambda v: 0 < v < 1, "a number in (0, 1)")),
-    Param("mask_ratio_spread", 0.25, "float", """
-Each series' hidden fraction is drawn uniformly from ``mask_ratio ± mask_ratio_spread``
-(kept within ``[0.05, 0.95]``), for every objective, so pretraining also sees series
-that are mostly visible, as fine-tuning does. 0: every series hides ``mask_ratio``.
-0.25 (0.45-0.95 around 0.7) gained 2.8 points a fold over 0 in training-split CV
-(``docs/tuning.md``, round 21).""",
-          Number(lambda v: 0 <= v < 0.5, "a number in [0, 0.5)")),
-    Param("mean_span", None, "float or None", """
-Mean length of hidden runs for ``span`` and ``block``; None uses
-``max(3, patch_size)``.""", Number(lambda v: 0 < v < math.inf, "None or a positive number",
-                                   none=True)),
-    Param("pretrain_objective", "masked", '{"masked", "lejepa", "masked+sigreg"}', """
-``"masked"``: reconstruct hidden values. ``"lejepa"``: LeJEPA (Balestriero &
-LeCun 2025) on 2 global (60-100 % crops) and 2 local (20-50 %) random views per
-series, with a projector MLP: ``(1 - sigreg_lambda) * L_pred + sigreg_lambda *
-SIGReg`` (``masking`` settings unused; SIGReg wants batches of 32 or more).
-``"masked+sigreg"``: reconstruction plus ``sigreg_lambda * SIGReg`` on the pooled
-embeddings, which keeps them spread out (see :mod:`sktspt.objectives`).""",
-          Options(PRETRAIN_OBJECTIVES)),
-    Param("sigreg_lambda", 0.05, "float",
-          "Weight of SIGReg in ``[0, 1]`` (unused with ``\"masked\"``).",
-          Number(lambda v: 0 <= v <= 1, "a number in [0, 1]")),
-    # --- training length and optimisation
-    Param("pretrain_epochs", "auto", 'int or "auto"', """
-Self-pretraining epochs; 0 trains from scratch. ``"auto"``: the epochs that give
-about ``auto_steps`` optimizer steps (``pretrain_epochs_`` after fit).""",
-          Integer(0, auto=True), roles=(CLASSIFIER,)),
-    Param("max_epochs", "auto", 'int or "auto"', "", Integer(0, auto=True), docs={
-        CLASSIFIER: """
-Fine-tuning epochs; ``"auto"`` as for ``pretrain_epochs`` (``max_epochs_``).""",
-        PRETRAINER: """
-Pretraining epochs; ``"auto"``: the epochs that give about ``auto_steps``
-optimizer steps (``max_epochs_`` after fit)."""}),
-    Param("auto_steps", 1000, "int", """
-Optimizer steps per phase that ``"auto"`` epochs aim at: small datasets get
-enough updates, large ones are not over-trained (``docs/tuning.md``). Where both
-phases are ``"auto"``, their ``2 * auto_steps`` steps are split by
-``pretrain_share``.""", Integer(1)),
-    Param("pretrain_share", 0.25, "float", """
-Share of the ``2 * auto_steps`` optimizer steps that pretraining takes when
-``pretrain_epochs`` and ``max_epochs`` are both ``"auto"``; fine-tuning takes the
-rest, so the from-scratch control at equal steps is unchanged: 500 + 1500 steps by
-default. A quarter gained 3 points a fold over half in training-split CV
-(``docs/tuning.md``, round 29). Unused where either phase has a fixed epoch count or
-a fitted ``pretrainer`` is given.""",
-          Number(lambda v: 0 < v < 1, "a number in (0, 1)"), roles=(CLASSIFIER,)),
-    Param("lr", 1e-3, "float",
-          "Peak learning rate of AdamW (linear warm-up, cosine decay per batch).",
-          Number(lambda v: 0 < v < math.inf, "a positive number")),
-    Param("warmup", "auto", 'float or "auto"', """
-Linear learning-rate warm-up at the start of each phase, as a fraction of the phase's
-optimizer steps in ``[0, 1)``; the cosine decay follows. ``"auto"``: a tenth of the
-steps, at most 100 (``docs/tuning.md``, round 13).""",
-          Number(lambda v: 0 <= v < 1, '"auto" or a number in [0, 1)', auto=True)),
-    Param("weight_decay", 0.01, "float", "AdamW weight decay.",
-          Number(lambda v: 0 <= v < math.inf, "a non-negative number")),
-    Param("batch_size", 16, "int", "Series per batch.", Integer(1)),
-    Param("label_smoothing", 0.1, "float", "Label smoothing of the cross-entropy loss.",
-          Number(lambda v: 0 <= v <= 1, "a number in [0, 1]"), roles=(CLASSIFIER,)),
-    Param("layer_decay", 1.0, "float", """
-Layer-wise learning-rate decay in fine-tuning, in ``(0, 1]``: with ``depth`` L, layer
-i (0 at the bottom) trains at ``lr * layer_decay ** (L - i)``, the tokenizer and
-positions at ``lr * layer_decay ** (L + 1)``, the final norm and the head at ``lr``.
-Below 1 the lower layers keep more of what pretraining taught them (BEiT, MAE).
-1 trains every weight at ``lr``: 0.75 cost 3 points in training-split CV at the
-default step budget (``docs/tuning.md``, round 8).""",
-          Number(lambda v: 0 < v <= 1, "a number in (0, 1]"), roles=(CLASSIFIER,)),
-    Param("reinit_layers", 0, "int", """
-Top encoder layers (at most ``depth``) that start fine-tuning from fresh random
-weights instead of pretrained ones. The top layers of a pretrained encoder are the
-ones specialised to reconstruction; re-initialising them helps few-sample BERT
-fine-tuning (Zhang et al. 2021). 0 keeps every pretrained layer
-(``docs/tuning.md``, round 15). No effect without pretraining.""",
-          Integer(0), roles=(CLASSIFIER,)),
-    Param("augment", "auto", 'bool or {"stretch", "shift", "roll", "auto"}', """
-Train on random variants of each batch (:class:`~sktspt.augment.Augmentation`):
-``True`` or ``"stretch"`` crops a window of 80-100 % and stretches it back, ``"shift"``
-moves each series by up to 10 % of its length without stretching; both then scale and
-jitter. ``"roll"`` turns each series circularly by a uniform share of its length and
-does nothing else, for series whose start point is arbitrary (closed outlines, cyclic
-signals); the classifier's ``predict_proba`` then averages 8 evenly spaced turns of
-each series (OSULeaf +7.5 and +4 points in training-split CV, ACSF1 -13: round 25).
-Otherwise prediction sees the series as given; LeJEPA pretraining keeps its own views.
-``"auto"`` (the default; the classifier): rolls in fine-tuning only where the training
-data say the start point is arbitrary: where aligning series circularly lifts a
-leave-one-out 1-NN on them (:func:`~sktspt.invariance.alignment_gain` above 0;
-``augment_``, ``augment_evidence_``). The screen alone decides: the held-out
-comparison of two short fine-tunings that also had to pass until round 38 cost
-0.6 ± 0.35 points a fold over 30 training-split CV folds (it overruled the screen on
-6, rightly on 1) and fine-tuned three times (``docs/tuning.md``, rounds 26, 28, 37).
-Elsewhere the fit is ``augment=False``'s, bit for bit. Pretraining does not roll; the
-pretrainer, which has no labels to choose with, does not augment. No choice stretches:
-stretching helped some datasets in training-split CV and cost ACSF1 25-35 points, whose
-classes live in the series' rate (``docs/tuning.md``).""", _augment),
-    Param("mixup", "auto", 'float or "auto"', """
-Mixup in fine-tuning: each training series is mixed with another of its batch, weight
-``max(lam, 1 - lam)`` with ``lam ~ Beta(mixup, mixup)``, and so are the targets
-(:func:`~sktspt.augment.mixup`). A regulariser for a few dozen labelled series that a
-transformer otherwise fits perfectly; 0 turns it off. ``"auto"``: 0.4 where the kind of
-mix suits the training series, else 0 (``mixup_``): a blend where they are smooth
-(median lag-1 autocorrelation at least 0.9), where a blend of two series still looks
-like a series of the task, and a window (CutMix) anywhere
-(:func:`~sktspt.augment.resolve_mixup`, ``docs/tuning.md``, rounds 18 and 20).""",
-          Number(lambda v: 0 <= v < math.inf, '"auto" or a non-negative number', auto=True),
-          roles=(CLASSIFIER,)),
-    Param("mixup_kind", "auto", '{"auto", "blend", "cutmix"}', """
-How mixup combines a series with its partner: ``"blend"`` mixes their values;
-``"cutmix"`` replaces a window of ``1 - lam`` of the series by the partner's values
-there and weighs the targets by the share kept (:func:`~sktspt.augment.mixup`), which
-keeps each series' local shape where a blend of two oscillations cancels. ``"auto"``:
-a blend where the training series are smooth (as for ``mixup="auto"``), else the
-window (``mixup_kind_``). Only used where ``mixup`` (or ``mixup_``) is above 0.""",
-          Options(MIXUP_KINDS + ("auto",)), roles=(CLASSIFIER,)),
-    Param("validation_fraction", 0.0, "float", """
-Part of the training data held out (stratified by class when fine-tuning) to pick
-the best epoch in each phase (pretraining by reconstruction loss on fixed masks);
-0 trains on all of it and keeps the last epoch (on a few dozen series the held-out
-part costs more than the choice gains).""",
-          Number(lambda v: 0 <= v < 1, "a number in [0, 1)")),
-    Param("patience", None, "int or None", """
-Early-stopping patience in epochs; None runs all epochs and restores the best.""",
-          Integer(1, none=True)),
-    Param("pretrainer", None, "SPTPretrainer or None", """
-A fitted pretrainer (wrap it in ``sklearn.frozen.FrozenEstimator`` so that it
-survives ``clone``) whose encoder, normalisation and patching are used instead
-of pretraining in ``fit``. Pretraining outside cross-validation sees every fold.""",
-          roles=(CLASSIFIER,)),
-    Param("warm_start", False, "bool", """
-When True and already fitted, ``fit`` continues fine-tuning the current weights
-for ``max_epochs`` more epochs, without pretraining again. (Not in the sktime
-adapter: sktime's ``fit`` resets the estimator, so there is nothing to continue.)""",
-          roles=(CLASSIFIER,), sktime=False),
-    Param("callbacks", None, "list or None", "", docs={
-        CLASSIFIER: "Extra skorch callbacks for fine-tuning.",
-        PRETRAINER: "Extra skorch callbacks (instances or ``(name, callback)`` tuples)."}),
-    Param("device", "cpu", "str", """
-Torch device; ``"auto"`` picks CUDA when available.""", _device),
-    Param("random_state", None, "int, RandomState or None", """
-Seeds weights, masks, shuffling and validation splits."""),
-    Param("verbose", 0, "int", """
-0: silent. 1: a progress bar per phase ("pretraining", "fine-tuning") with the
-losses and the time left. 2: skorch's table of every epoch, headed by the phase."""),
-    Param("checkpoint_dir", None, "str, path or None", """
-Folder for resumable checkpoints (one per epoch, in each phase). When set, a
-``fit`` that was interrupted (Ctrl-C, a killed process) resumes from its last
-checkpoint when called again with the same data and parameters, losing at most the
-epoch in progress; a finished fit is reloaded, not retrained. Use one folder per
-fit: a folder written by a different fit raises ``ValueError`` (so leave it None
-under sktime's ``evaluate`` and benchmarks, which fit clones repeatedly). None
-writes nothing.""", _path_or_none),
-    Param("n_estimators", 1, "int", """
-Networks trained together as one ensemble (:class:`~sktspt.nn.ensemble.Ensemble`):
-each starts from its own random weights and draws its own masks, all share the
-batches and one optimizer, and ``predict_proba`` averages their probabilities.
-``transform`` then concatenates the members' embeddings, and ``encoder_`` is a
-``ModuleList`` of the members' encoders. Standard transformer members run stacked (one
-batched product per layer for all of them) and share the rocket tokenizer's thresholds,
-so ``n`` members cost less than ``n`` fits; each member's gradient is clipped on its
-own, as the single network's would be.""", Integer(1), roles=(CLASSIFIER,)),
-    Param("n_threads", None, "int or None", """
-CPU threads torch uses inside ``fit`` and the methods that predict or transform
-(``torch.set_num_threads``; the previous count is restored afterwards). None
-leaves torch's setting alone, which by default is one thread per core: on a
-machine busy with other work, ``n_threads=1`` is often many times faster.""",
-          Integer(1, none=True)),
-    Param("class_weight", None, 'None, "balanced" or dict', """
-Weights of the classes in the fine-tuning loss, for imbalanced data: a dict
-``{label: weight}`` (missing labels weigh 1), or ``"balanced"`` for
-``n_samples / (n_classes * count)``. They multiply ``fit``'s ``sample_weight``.
-Pretraining, which sees no labels, is not weighted.""", _class_weight, roles=(CLASSIFIER,)),
-    Param("mask_channels", None, "list of int or None", """
-The only channels masking may hide (indices into ``n_channels``); the others
-(covariates that are always known) stay visible as context and are never
-reconstructed. None masks all channels. Unused by ``"lejepa"``.""", _channels),
-    Param("pretrain_crops", None, "float or None", """
-When set, pretraining sees each training series cut to a random window of
-between this fraction and all of its length, moved to the start (the rest is
-padding), so that the encoder also learns from series shorter than the training
-length; useful when shorter series are to be predicted (fit on series of unequal
-length, or NaN-padded, to predict other lengths). Unused by ``"lejepa"``, whose
-views are crops already.""", Number(
+#: The constraints of the parameters both estimators take (``SPTBase``'s); each
+#: estimator adds its own (``_parameter_constraints``).
+BASE_CONSTRAINTS: dict[str, Callable[[str, Any], None]] = {
+    # network and input handling
+    "depth": Integer(1),
+    "d_model": Integer(1),
+    "n_heads": Integer(1),
+    "dim_feedforward": Integer(1),
+    "dropout": Number(lambda v: 0 <= v < 1, "a number in [0, 1)"),
+    "patch_size": Integer(1, auto=True, what="a positive integer or 'auto'"),
+    "tokenizer": Options(TOKENIZERS),
+    "differences": Integer(0),
+    "positional": Options(POSITIONALS),
+    "architecture": Options(ARCHITECTURES),
+    "normalize": Options(NORMALIZATIONS, "'auto', 'global', 'instance' or None"),
+    # the self-pretraining objective
+    "masking": Options(MASKINGS),
+    "mask_ratio": Number(lambda v: 0 < v < 1, "a number in (0, 1)"),
+    "mask_ratio_spread": Number(lambda v: 0 <= v < 0.5, "a number in [0, 0.5)"),
+    "mean_span": Number(lambda v: 0 < v < math.inf, "None or a positive number", none=True),
+    "pretrain_objective": Options(PRETRAIN_OBJECTIVES),
+    "sigreg_lambda": Number(lambda v: 0 <= v <= 1, "a number in [0, 1]"),
+    "mask_channels": _channels,
+    "pretrain_crops": Number(
         lambda v: 0 < v < 1, "None or the shortest crop as a fraction of each series, in (0, 1)",
-        none=True)),
-    Param("pretrain_callbacks", None, "list or None", """
-Extra skorch callbacks for pretraining (``callbacks`` act on fine-tuning only).""",
-          _callbacks_or_none, roles=(CLASSIFIER,)),
-    # --- LEAP early exit
-    Param("exit_loss_weight", 0.0, "float", """
-Weight of the LEAP exit-aware loss added in fine-tuning (:mod:`sktspt.leap`):
-it pulls each intermediate layer's pooled representation towards the final one,
-so that ``early_exit`` can stop early without losing accuracy. 0 turns it off.""",
-          Number(lambda v: 0 <= v < math.inf,
-                 "a non-negative number (0 turns the LEAP loss off)"), roles=(CLASSIFIER,)),
-    Param("early_exit", None, "float or None", """
-LEAP early exit at prediction: each series leaves the encoder at the first layer
-``>= min_exit_layer`` whose pooled representation has cosine ``>= early_exit``
-with the previous layer's, and the (shared) head is applied there; series that
-exited stop costing compute. 0.95 is the LEAP paper's threshold; None runs every
-layer. Can be set after fitting (``set_params``; on a fitted sktime adapter, on its
-``estimator_``); see :meth:`~sktspt.SPTClassifier.exit_layers`.""",
-          Number(lambda v: -1 <= v <= 1,
-                 "None or a cosine threshold in [-1, 1] (0.95 in the LEAP paper)", none=True),
-          roles=(CLASSIFIER,)),
-    Param("min_exit_layer", 2, "int",
-          "First layer (1-based) at which ``early_exit`` may stop a series.", Integer(1),
-          roles=(CLASSIFIER,)),
-    # --- Lighthouse sparse attention (checked together, with depth, in RELATIONS)
-    Param("attention", "dense", '{"dense", "lighthouse"}', """
-Attention in training. ``"lighthouse"``: Lighthouse hierarchical sparse attention
-(:mod:`sktspt.nn.lighthouse`) in every layer but the first and last (needs
-``depth >= 3``), for the first ``1 - lighthouse_recovery`` of each phase's
-optimizer steps, then dense attention on the same weights. Validation, prediction
-and ``transform`` are always dense, so the fitted model is an ordinary one. It
-pays only on long inputs (thousands of tokens, see ``docs/lighthouse.md``)."""),
-    Param("lighthouse_levels", 3, "int", """
-Levels of the Lighthouse pyramid (level ``l`` pools ``lighthouse_pool**l``
-tokens); 1 is exactly dense attention."""),
-    Param("lighthouse_pool", 4, "int", "Pooling factor between levels."),
-    Param("lighthouse_topk", 8, "int", """
-Windows refined per tile and level (half by query norm, half by key norm); the
-other windows stay in as coarse summaries."""),
-    Param("lighthouse_recovery", 0.1, "float", """
-Fraction in ``[0, 1]`` of each phase's last optimizer steps trained with dense
-attention (the recovery phase)."""),
-    Param("precision", "auto", '{"auto", "float32", "bfloat16", "float16"}', """
-Numeric precision of training and prediction (:mod:`sktspt.precision`): autocast
-of the network to bfloat16 or float16 (float16 with loss scaling, CUDA only),
-losses and SIGReg in float32, weights always float32; on CUDA, TF32 matmuls
-unless ``"float32"``. ``"auto"``: bfloat16 on a CUDA GPU that supports it,
-float32 elsewhere (on CPU). Can be changed after fitting: prediction uses the
-current value, and falls back to float32 where the device cannot run it.""", _precision),
-)
-
-_BY_NAME = {p.name: p for p in PARAMS}
-
-
-def params_of(role: str, sktime: bool = False) -> tuple[Param, ...]:
-    """The parameters of one estimator (or of its sktime adapter), in declaration order."""
-    return tuple(p for p in PARAMS if role in p.roles and (p.sktime or not sktime))
+        none=True),
+    # training length and optimisation
+    "pretrain_epochs": EPOCHS,
+    "auto_steps": Integer(1),
+    "lr": Number(lambda v: 0 < v < math.inf, "a positive number"),
+    "warmup": Number(lambda v: 0 <= v < 1, '"auto" or a number in [0, 1)', auto=True),
+    "weight_decay": Number(lambda v: 0 <= v < math.inf, "a non-negative number"),
+    "batch_size": Integer(1),
+    "augment": _augment,
+    "validation_fraction": Number(lambda v: 0 <= v < 1, "a number in [0, 1)"),
+    "patience": Integer(1, none=True),
+    "callbacks": callbacks_or_none,
+    # running
+    "device": _device,
+    "random_state": random_state,
+    "verbose": verbosity,
+    "checkpoint_dir": _path_or_none,
+    "n_threads": Integer(1, none=True),
+    "precision": _precision,
+    # Lighthouse sparse attention (with depth, also in RELATIONS)
+    "attention": Options(ATTENTIONS),
+    "lighthouse_levels": Integer(1, what="an integer >= 1"),
+    "lighthouse_pool": Integer(2, what="an integer >= 2"),
+    "lighthouse_topk": Integer(1, what="an integer >= 1"),
+    "lighthouse_recovery": Number(lambda v: 0 <= v <= 1, "a number in [0, 1]"),
+}
 
 
 def check_value(name: str, value) -> None:
-    """Check one parameter value against its constraint in :data:`PARAMS`."""
-    check = _BY_NAME[name].check
-    if check is not None:
-        check(name, value)
+    """Check one value of a parameter both estimators take (:data:`BASE_CONSTRAINTS`)."""
+    BASE_CONSTRAINTS[name](name, value)
 
 
 # --- constraints between parameters -------------------------------------------------------
+def _as_int(value, name: str, low: int) -> int:
+    Integer(low, what=f"an integer >= {low}")(name, value)
+    return int(value)
+
+
+def check_attention_params(est) -> Lighthouse | None:
+    """Validate ``attention`` and the ``lighthouse_*`` parameters of an estimator.
+
+    Returns the :class:`~sktspt.nn.lighthouse.Lighthouse` settings, or None for dense
+    attention.
+    """
+    attention = getattr(est, "attention", "dense")
+    BASE_CONSTRAINTS["attention"]("attention", attention)
+    cfg = Lighthouse(
+        levels=_as_int(getattr(est, "lighthouse_levels", 3), "lighthouse_levels", 1),
+        pool=_as_int(getattr(est, "lighthouse_pool", 4), "lighthouse_pool", 2),
+        topk=_as_int(getattr(est, "lighthouse_topk", 8), "lighthouse_topk", 1),
+    )
+    recovery = getattr(est, "lighthouse_recovery", 0.1)
+    BASE_CONSTRAINTS["lighthouse_recovery"]("lighthouse_recovery", recovery)
+    if attention == "dense":
+        return None
+    if cfg.tile_tokens > 2**24:
+        raise ValueError(
+            f"lighthouse_pool={cfg.pool} and lighthouse_levels={cfg.levels} make tiles of "
+            f"{cfg.tile_tokens} tokens; lower one of them."
+        )
+    depth = getattr(est, "depth", None)
+    if isinstance(depth, int | np.integer) and not isinstance(depth, bool) and depth < 3:
+        raise ValueError(
+            f"attention='lighthouse' needs depth >= 3, got depth={int(depth)}: the first and "
+            "last layers always stay dense, so there would be no layer to make sparse."
+        )
+    return cfg
+
+
 def _heads_divide_width(est) -> None:
     if est.d_model % est.n_heads:
         raise ValueError(f"d_model={est.d_model} must be divisible by n_heads={est.n_heads}.")
@@ -595,86 +431,385 @@ def _reinit_within_depth(est) -> None:
         )
 
 
-def _lighthouse(est) -> None:
-    from .nn.lighthouse import check_attention_params
-
-    check_attention_params(est)
-
-
 #: Checks of combinations, run after every parameter passed its own constraint.
 RELATIONS: tuple[Callable[[Any], None], ...] = (
-    _heads_divide_width, _ensembles_pretrain_masked, leap_needs_one_network, _lighthouse,
-    _reinit_within_depth,
+    _heads_divide_width, _ensembles_pretrain_masked, leap_needs_one_network,
+    check_attention_params, _reinit_within_depth,
 )
 
 
 def validate(est, names: Sequence[str] | None = None) -> None:
-    """Check the parameters of ``est`` (all, or ``names`` only) against :data:`PARAMS`.
+    """Check the parameters of ``est`` (all, or ``names`` only) against its class's
+    ``_parameter_constraints``.
 
     With all parameters, :data:`RELATIONS` are checked too. Raises ``ValueError`` or
-    ``TypeError`` naming the parameter.
+    ``TypeError`` naming the parameter. A parameter without a constraint is a bug of the
+    class, reported as such.
     """
+    constraints = type(est)._parameter_constraints
     own = est.get_params(deep=False)
     for name in own if names is None else names:
-        if name in _BY_NAME:
-            check_value(name, own[name])
+        if name not in constraints:
+            raise RuntimeError(f"{type(est).__name__} declares no constraint for {name!r}.")
+        constraints[name](name, own[name])
     if names is None:
         for relation in RELATIONS:
             relation(est)
 
 
-# --- __init__ and docstrings from the table -----------------------------------------------
+# --- the "Parameters" section of the class docstrings ---------------------------------------
+#: The numpydoc type and description of each parameter (the default comes from the
+#: signature of ``__init__``). Say what a parameter does and its range; the findings
+#: behind a default belong in ``docs/tuning.md``.
+PARAMETER_DOCS: dict[str, tuple[str, str]] = {
+    # network and input handling
+    "depth": ("int", "Number of transformer layers."),
+    "d_model": ("int", "Width of the token representations."),
+    "n_heads": ("int", "Attention heads; must divide ``d_model``."),
+    "dim_feedforward": ("int", "Hidden width of each layer's feed-forward block."),
+    "dropout": ("float", "Dropout in attention and feed-forward blocks, in ``[0, 1)``."),
+    "patch_size": ('int or "auto"', """
+Time steps per token (all channels of a patch form one token). ``"auto"``
+keeps about 32 tokens per series, so long series stay cheap: 32 for the
+median series of an unequal-length panel (at most 256 for its longest)."""),
+    "tokenizer": ('{"rocket", "conv", "patch"}', """
+``"rocket"``: MiniRocket's 84 fixed kernels at up to 8 dilations, thresholds
+drawn from the training panel, each token the share of its patch's steps past
+each threshold, through a trained LayerNorm and linear map; ``"conv"``:
+parallel 1D convolutions (kernels 3, 9, 19, 39) then a strided convolution per
+patch, all trained; ``"patch"``: one linear map per patch
+(:mod:`sktspt.nn.tokenizers`; how they compare: ``docs/tuning.md``)."""),
+    "differences": ("int", """
+Orders of differences the tokenizer reads beside each channel, ``>= 0``: 1 adds the
+first differences (slopes), 2 also their differences
+(:mod:`sktspt.nn.differences`). Pretraining reconstructs hidden values and hidden
+slopes; a hidden value stays hidden in every difference. 0 reads the series alone."""),
+    "positional": ('{"sinusoidal", "learned", "rotary", "alibi", "none"}', """
+Positional encoding. ``rotary`` and ``alibi`` are relative (locality priors)."""),
+    "architecture": ('{"transformer", "crate", "attention_only"}', """
+Encoder layer (:mod:`sktspt.nn.whitebox`). ``"crate"``: white-box CRATE layers
+(attention with one shared q/k/v projection, then a sparse-coding ISTA step
+with a ``d_model x d_model`` dictionary); ``"attention_only"``: the same
+attention followed by a learned soft threshold, no dictionary and no MLP, about
+a third fewer weights than CRATE. Both ignore ``dim_feedforward``."""),
+    "normalize": ('{"auto", "global", "instance"} or None', """
+``"global"``: per-channel statistics of the training data (part of the fitted
+state); ``"instance"``: each series standardised on its own; ``"auto"``:
+``"instance"`` when the training series' scales span more than three orders of
+magnitude, else ``"global"`` (:func:`sktspt.data.resolve_normalization`)."""),
+    # the self-pretraining objective
+    "masking": ('{"random", "span", "block", "channel", "mixed"}',
+                "Masking objective, see :mod:`sktspt.masking`."),
+    "mask_ratio": ("float", "Fraction of values hidden, in ``(0, 1)``."),
+    "mask_ratio_spread": ("float", """
+Each series' hidden fraction is drawn uniformly from ``mask_ratio ± mask_ratio_spread``
+(kept within ``[0.05, 0.95]``), for every objective, so pretraining also sees series
+that are mostly visible, as fine-tuning does. In ``[0, 0.5)``; 0: every series hides
+``mask_ratio``."""),
+    "mean_span": ("float or None", """
+Mean length of hidden runs for ``span`` and ``block``, positive; None uses
+``max(3, patch_size)``."""),
+    "pretrain_objective": ('{"masked", "lejepa", "masked+sigreg"}', """
+``"masked"``: reconstruct hidden values. ``"lejepa"``: LeJEPA (Balestriero &
+LeCun 2025) on 2 global (60-100 % crops) and 2 local (20-50 %) random views per
+series, with a projector MLP: ``(1 - sigreg_lambda) * L_pred + sigreg_lambda *
+SIGReg`` (``masking`` settings unused; SIGReg wants batches of 32 or more).
+``"masked+sigreg"``: reconstruction plus ``sigreg_lambda * SIGReg`` on the pooled
+embeddings, which keeps them spread out (see :mod:`sktspt.objectives`)."""),
+    "sigreg_lambda": ("float", "Weight of SIGReg in ``[0, 1]`` (unused with ``\"masked\"``)."),
+    # training length and optimisation
+    "pretrain_epochs": ('int or "auto"', """
+Self-pretraining epochs, ``>= 0``; 0 trains from scratch. ``"auto"``: the epochs that
+give about ``auto_steps`` optimizer steps (``pretrain_epochs_`` after fit)."""),
+    "max_epochs": ('int or "auto"', """
+Fine-tuning epochs, ``>= 0``; ``"auto"`` as for ``pretrain_epochs`` (``max_epochs_``)."""),
+    "auto_steps": ("int", """
+Optimizer steps per phase that ``"auto"`` epochs aim at, positive: small datasets get
+enough updates, large ones are not over-trained. Where both phases are ``"auto"``,
+their ``2 * auto_steps`` steps are split by ``pretrain_share``."""),
+    "pretrain_share": ("float", """
+Share of the ``2 * auto_steps`` optimizer steps that pretraining takes when
+``pretrain_epochs`` and ``max_epochs`` are both ``"auto"``, in ``(0, 1)``; fine-tuning
+takes the rest, so the from-scratch control at equal steps is unchanged: 500 + 1500
+steps by default. Unused where either phase has a fixed epoch count or a fitted
+``pretrainer`` is given (how the split was chosen: ``docs/tuning.md``)."""),
+    "lr": ("float", "Peak learning rate of AdamW (linear warm-up, cosine decay per batch)."),
+    "warmup": ('float or "auto"', """
+Linear learning-rate warm-up at the start of each phase, as a fraction of the phase's
+optimizer steps in ``[0, 1)``; the cosine decay follows. ``"auto"``: a tenth of the
+steps, at most 100."""),
+    "weight_decay": ("float", "AdamW weight decay, ``>= 0``."),
+    "batch_size": ("int", "Series per batch."),
+    "label_smoothing": ("float", "Label smoothing of the cross-entropy loss, in ``[0, 1]``."),
+    "layer_decay": ("float", """
+Layer-wise learning-rate decay in fine-tuning, in ``(0, 1]``: with ``depth`` L, layer
+i (0 at the bottom) trains at ``lr * layer_decay ** (L - i)``, the tokenizer and
+positions at ``lr * layer_decay ** (L + 1)``, the final norm and the head at ``lr``.
+Below 1 the lower layers keep more of what pretraining taught them (BEiT, MAE);
+1 trains every weight at ``lr``."""),
+    "reinit_layers": ("int", """
+Top encoder layers (``0`` to ``depth``) that start fine-tuning from fresh random
+weights instead of pretrained ones, as in few-sample BERT fine-tuning (Zhang et al.
+2021). 0 keeps every pretrained layer. No effect without pretraining."""),
+    "augment": ('bool or {"stretch", "shift", "roll", "auto"}', """
+Train on random variants of each batch (:class:`~sktspt.augment.Augmentation`):
+``True`` or ``"stretch"`` crops a window of 80-100 % and stretches it back, ``"shift"``
+moves each series by up to 10 % of its length; both then scale and jitter. ``"roll"``
+turns each series circularly, for series whose start point is arbitrary, and the
+classifier then averages its predictions over 8 turns of each series. ``"auto"``: rolls
+where aligning the training series circularly helps a 1-NN on them
+(:func:`~sktspt.invariance.alignment_gain`; ``augment_``), else none. Only fine-tuning
+augments (``docs/tuning.md``)."""),
+    "mixup": ('float or "auto"', """
+Mixup in fine-tuning, ``>= 0``: each training series is mixed with another of its
+batch, weight ``max(lam, 1 - lam)`` with ``lam ~ Beta(mixup, mixup)``, and so are the
+targets (:func:`~sktspt.augment.mixup`); 0 turns it off. ``"auto"``: 0.4 where the
+kind of mix suits the training series, else 0 (``mixup_``;
+:func:`~sktspt.augment.resolve_mixup`)."""),
+    "mixup_kind": ('{"auto", "blend", "cutmix"}', """
+How mixup combines a series with its partner: ``"blend"`` mixes their values;
+``"cutmix"`` replaces a window of ``1 - lam`` of the series by the partner's values
+there and weighs the targets by the share kept (:func:`~sktspt.augment.mixup`), which
+keeps each series' local shape where a blend of two oscillations cancels. ``"auto"``:
+a blend where the training series are smooth (as for ``mixup="auto"``), else the
+window (``mixup_kind_``). Only used where ``mixup`` (or ``mixup_``) is above 0."""),
+    "validation_fraction": ("float", """
+Part of the training data held out, in ``[0, 1)`` (stratified by class when
+fine-tuning), to pick the best epoch in each phase (pretraining by reconstruction loss
+on fixed masks); 0 trains on all of it and keeps the last epoch."""),
+    "patience": ("int or None", """
+Early-stopping patience in epochs, positive; None runs all epochs and restores the
+best."""),
+    "pretrainer": ("SPTPretrainer or None", """
+A fitted pretrainer (wrap it in ``sklearn.frozen.FrozenEstimator`` so that it
+survives ``clone``) whose encoder, normalisation and patching are used instead
+of pretraining in ``fit``. Pretraining outside cross-validation sees every fold."""),
+    "warm_start": ("bool", """
+When True and already fitted, ``fit`` continues fine-tuning the current weights
+for ``max_epochs`` more epochs, without pretraining again. (Not in the sktime
+adapter: sktime's ``fit`` resets the estimator, so there is nothing to continue.)"""),
+    "callbacks": ("list or None", "Extra skorch callbacks for fine-tuning."),
+    "device": ("str", 'Torch device; ``"auto"`` picks CUDA when available.'),
+    "random_state": ("int, RandomState or None", """
+Seeds weights, masks, shuffling and validation splits."""),
+    "verbose": ("int or bool", """
+0 (False): silent. 1 (True): a progress bar per phase ("pretraining", "fine-tuning")
+with the losses and the time left. 2: skorch's table of every epoch, headed by the
+phase."""),
+    "checkpoint_dir": ("str, path or None", """
+Folder for resumable checkpoints (one per epoch, in each phase). When set, a
+``fit`` that was interrupted (Ctrl-C, a killed process) resumes from its last
+checkpoint when called again with the same data and parameters, losing at most the
+epoch in progress; a finished fit is reloaded, not retrained. Use one folder per
+fit: a folder written by a different fit raises ``ValueError`` (so leave it None
+under sktime's ``evaluate`` and benchmarks, which fit clones repeatedly). None
+writes nothing."""),
+    "n_estimators": ("int", """
+Networks trained together as one ensemble (:class:`~sktspt.nn.ensemble.Ensemble`):
+each starts from its own random weights and draws its own masks, all share the
+batches and one optimizer, and ``predict_proba`` averages their probabilities.
+``transform`` then concatenates the members' embeddings, and ``encoder_`` is a
+``ModuleList`` of the members' encoders. Standard transformer members run stacked (one
+batched product per layer for all of them) and share the rocket tokenizer's thresholds,
+so ``n`` members cost less than ``n`` fits; each member's gradient is clipped on its
+own, as the single network's would be."""),
+    "n_threads": ("int or None", """
+CPU threads torch uses inside ``fit`` and the methods that predict or transform
+(``torch.set_num_threads``; the previous count is restored afterwards). None
+leaves torch's setting alone, which by default is one thread per core: on a
+machine busy with other work, ``n_threads=1`` is often many times faster."""),
+    "class_weight": ('None, "balanced" or dict', """
+Weights of the classes in the fine-tuning loss, for imbalanced data: a dict
+``{label: weight}`` (missing labels weigh 1), or ``"balanced"`` for
+``n_samples / (n_classes * count)``. They multiply ``fit``'s ``sample_weight``.
+Pretraining, which sees no labels, is not weighted."""),
+    "mask_channels": ("list of int or None", """
+The only channels masking may hide (indices into ``n_channels``); the others
+(covariates that are always known) stay visible as context and are never
+reconstructed. None masks all channels. Unused by ``"lejepa"``."""),
+    "pretrain_crops": ("float or None", """
+When set, in ``(0, 1)``: pretraining sees each training series cut to a random window
+of between this fraction and all of its length, moved to the start (the rest is
+padding), so that the encoder also learns from series shorter than the training
+length; useful when shorter series are to be predicted (fit on series of unequal
+length, or NaN-padded, to predict other lengths). Unused by ``"lejepa"``, whose
+views are crops already."""),
+    "pretrain_callbacks": ("list or None", """
+Extra skorch callbacks for pretraining (``callbacks`` act on fine-tuning only)."""),
+    # LEAP early exit
+    "exit_loss_weight": ("float", """
+Weight of the LEAP exit-aware loss added in fine-tuning, ``>= 0`` (:mod:`sktspt.leap`):
+it pulls each intermediate layer's pooled representation towards the final one,
+so that ``early_exit`` can stop early without losing accuracy. 0 turns it off."""),
+    "early_exit": ("float or None", """
+LEAP early exit at prediction: each series leaves the encoder at the first layer
+``>= min_exit_layer`` whose pooled representation has cosine ``>= early_exit``
+(in ``[-1, 1]``) with the previous layer's, and the (shared) head is applied there;
+series that exited stop costing compute. 0.95 is the LEAP paper's threshold; None runs
+every layer. Can be set after fitting (``set_params``; on a fitted sktime adapter, on
+its ``estimator_``); see :meth:`~sktspt.SPTClassifier.exit_layers`."""),
+    "min_exit_layer": ("int", "First layer (1-based) at which ``early_exit`` may stop a series."),
+    # Lighthouse sparse attention
+    "attention": ('{"dense", "lighthouse"}', """
+Attention in training. ``"lighthouse"``: Lighthouse hierarchical sparse attention
+(:mod:`sktspt.nn.lighthouse`) in every layer but the first and last (needs
+``depth >= 3``), for the first ``1 - lighthouse_recovery`` of each phase's
+optimizer steps, then dense attention on the same weights. Validation, prediction
+and ``transform`` are always dense, so the fitted model is an ordinary one. It
+pays only on long inputs (thousands of tokens, see ``docs/lighthouse.md``)."""),
+    "lighthouse_levels": ("int", """
+Levels of the Lighthouse pyramid, ``>= 1`` (level ``l`` pools ``lighthouse_pool**l``
+tokens); 1 is exactly dense attention."""),
+    "lighthouse_pool": ("int", "Pooling factor between levels, ``>= 2``."),
+    "lighthouse_topk": ("int", """
+Windows refined per tile and level, ``>= 1`` (half by query norm, half by key norm);
+the other windows stay in as coarse summaries."""),
+    "lighthouse_recovery": ("float", """
+Fraction in ``[0, 1]`` of each phase's last optimizer steps trained with dense
+attention (the recovery phase)."""),
+    "precision": ('{"auto", "float32", "bfloat16", "float16"}', """
+Numeric precision of training and prediction (:mod:`sktspt.precision`): autocast
+of the network to bfloat16 or float16 (float16 with loss scaling, CUDA only),
+losses and SIGReg in float32, weights always float32; on CUDA, TF32 matmuls
+unless ``"float32"``. ``"auto"``: bfloat16 on a CUDA GPU that supports it,
+float32 elsewhere (on CPU). Can be changed after fitting: prediction uses the
+current value, and falls back to float32 where the device cannot run it."""),
+}
+
+#: Where the pretrainer's parameters mean something else than the classifier's.
+PRETRAINER_DOCS: dict[str, tuple[str, str]] = {
+    "pretrain_epochs": ('int or "auto"', """
+Self-pretraining epochs, ``>= 0``. ``"auto"``: the epochs that give about
+``auto_steps`` optimizer steps (``pretrain_epochs_`` after fit)."""),
+    "max_epochs": ('int or "auto"', """
+.. deprecated:: 0.3.0
+    The pretraining epochs are ``pretrain_epochs``, as in
+    :class:`~sktspt.SPTClassifier`; ``max_epochs`` is used, with a ``FutureWarning``,
+    until it is removed in 0.4.0."""),
+    "callbacks": ("list or None", """
+Extra skorch callbacks (instances or ``(name, callback)`` tuples)."""),
+}
+
 _MARK = re.compile(r"^([ \t]*)<parameters>[ \t]*$", re.MULTILINE)
 
 
-def parameters_section(params: Sequence[Param], role: str, indent: str = "") -> str:
-    """The numpydoc "Parameters" section for ``params`` as ``role`` documents them."""
+def _init_parameters(cls: type) -> dict[str, inspect.Parameter]:
+    """The parameters of ``cls.__init__`` after ``self``."""
+    return dict(list(inspect.signature(cls.__init__).parameters.items())[1:])
+
+
+def parameters_section(cls: type, docs: Mapping[str, tuple[str, str]], indent: str = "") -> str:
+    """The numpydoc "Parameters" section of ``cls``: its ``__init__``'s names and defaults,
+    each with its type and text from ``docs``."""
     lines = ["Parameters", "----------"]
-    for p in params:
-        lines += p.entry(role).splitlines()
+    for name, param in _init_parameters(cls).items():
+        kind, text = docs[name]
+        default = param.default
+        shown = f'"{default}"' if isinstance(default, str) else repr(default)
+        lines.append(f"{name} : {kind}, default={shown}")
+        lines += [f"    {line}" if line else "" for line in text.strip("\n").splitlines()]
     return "\n".join(f"{indent}{line}" if line else "" for line in lines)
 
 
-def _make_init(cls: type, params: Sequence[Param], call_super: bool) -> Callable[..., None]:
-    """An ``__init__`` that stores each parameter as given, with a real signature.
+def document_parameters(docs: Mapping[str, tuple[str, str]] | None = None):
+    """Class decorator: the "Parameters" section in place of the docstring's ``<parameters>``.
 
-    The source is generated (as :mod:`dataclasses` does), so that the signature that
-    scikit-learn's ``get_params`` and sktime read is an ordinary one: the first
-    :data:`N_POSITIONAL` parameters positional, the others keyword-only.
+    Names and defaults come from the class's ``__init__``; types and texts from
+    :data:`PARAMETER_DOCS`, with ``docs`` taking precedence. A parameter without a text
+    is an error at import.
     """
-    args = [f"{p.name}=__defaults[{p.name!r}]" for p in params]
-    if len(args) > N_POSITIONAL:
-        args.insert(N_POSITIONAL, "*")
-    body = [f"self.{p.name} = {p.name}" for p in params]
-    if call_super:
-        body.append("super(__cls, self).__init__()")
-    source = f"def __init__(self, {', '.join(args)}):\n" + "".join(
-        f"    {line}\n" for line in body
-    )
-    namespace = {"__defaults": {p.name: p.default for p in params}, "__cls": cls}
-    exec(source, namespace)  # noqa: S102 - source built from the names in PARAMS only
-    init = namespace["__init__"]
-    init.__module__ = cls.__module__
-    init.__qualname__ = f"{cls.__qualname__}.__init__"
-    init.__doc__ = f"Store the parameters as given; see :class:`{cls.__name__}`."
-    return init
-
-
-def declare_params(role: str, sktime: bool = False) -> Callable[[type], type]:
-    """Class decorator: ``__init__`` and the docstring's parameters from :data:`PARAMS`.
-
-    The class docstring holds a line ``<parameters>`` where the "Parameters" section
-    goes. Sktime adapters (``sktime=True``) also call their base class's ``__init__``.
-    """
+    table = {**PARAMETER_DOCS, **(docs or {})}
 
     def decorate(cls: type) -> type:
-        params = params_of(role, sktime)
-        cls.__init__ = _make_init(cls, params, call_super=sktime)
-        cls._param_role = role
+        missing = [name for name in _init_parameters(cls) if name not in table]
+        if missing:
+            raise RuntimeError(f"{cls.__name__}: no documentation for {missing}.")
         if cls.__doc__:
             cls.__doc__ = _MARK.sub(
-                lambda m: parameters_section(params, role, m.group(1)), cls.__doc__, count=1
+                lambda m: parameters_section(cls, table, m.group(1)), cls.__doc__, count=1
             )
         return cls
 
     return decorate
+
+
+# --- an unknown keyword names the closest valid parameter ---------------------------------
+#: Names used for the same thing elsewhere (scikit-learn, PyTorch, Hugging Face), each
+#: with the parameters it may mean here, the first one that a class takes wins.
+ALIASES: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(("n_jobs", "num_threads", "threads", "n_cpus", "num_workers"),
+                    ("n_threads",)),
+    **dict.fromkeys(("n_layers", "num_layers", "layers", "n_encoder_layers",
+                     "num_encoder_layers", "num_hidden_layers"), ("depth",)),
+    **dict.fromkeys(("epochs", "n_epochs", "num_epochs", "max_iter", "n_iter"),
+                    ("max_epochs", "pretrain_epochs")),
+    **dict.fromkeys(("finetune_epochs", "fine_tune_epochs", "finetuning_epochs"),
+                    ("max_epochs",)),
+    **dict.fromkeys(("pretraining_epochs", "n_pretrain_epochs", "pre_epochs"),
+                    ("pretrain_epochs",)),
+    **dict.fromkeys(("learning_rate", "learning_rate_init", "lr_rate", "lrate", "base_lr",
+                     "max_lr", "peak_lr", "eta", "step_size"), ("lr",)),
+    **dict.fromkeys(("seed", "random_seed", "rng"), ("random_state",)),
+    **dict.fromkeys(("nhead", "n_head", "num_heads", "num_attention_heads", "heads"),
+                    ("n_heads",)),
+    **dict.fromkeys(("embed_dim", "hidden_size", "hidden_dim", "d_hidden", "width",
+                     "embedding_dim", "dim"), ("d_model",)),
+    **dict.fromkeys(("d_ff", "ff_dim", "ffn_dim", "dim_ff", "intermediate_size"),
+                    ("dim_feedforward",)),
+    **dict.fromkeys(("patch_len", "patch_length", "stride"), ("patch_size",)),
+    **dict.fromkeys(("gpu", "cuda", "use_gpu"), ("device",)),
+    **dict.fromkeys(("early_stopping", "early_stopping_patience", "n_iter_no_change"),
+                    ("patience",)),
+    **dict.fromkeys(("n_members", "ensemble_size", "n_models"), ("n_estimators",)),
+    **dict.fromkeys(("mask_rate", "masking_ratio", "mask_prob"), ("mask_ratio",)),
+    **dict.fromkeys(("validation_split", "val_fraction", "val_size", "validation_size"),
+                    ("validation_fraction",)),
+    **dict.fromkeys(("dropout_rate", "drop_rate"), ("dropout",)),
+    **dict.fromkeys(("l2", "wd"), ("weight_decay",)),
+    **dict.fromkeys(("positional_encoding", "pos_encoding"), ("positional",)),
+    **dict.fromkeys(("normalization", "normalise", "scale", "scaling"), ("normalize",)),
+    **dict.fromkeys(("dtype", "amp", "mixed_precision"), ("precision",)),
+    **dict.fromkeys(("checkpoint", "checkpoint_path", "output_dir"), ("checkpoint_dir",)),
+}
+
+
+def suggest_parameter(name: str, valid: Sequence[str]) -> str | None:
+    """The parameter in ``valid`` that ``name`` most likely meant, or None.
+
+    A synonym from :data:`ALIASES` first, then the closest spelling
+    (:func:`difflib.get_close_matches`).
+    """
+    for candidate in ALIASES.get(name.lower(), ()):
+        if candidate in valid:
+            return candidate
+    close = difflib.get_close_matches(name.lower(), list(valid), n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def unknown_keyword_message(cls: type, name: str) -> str:
+    """Python's message for an unknown keyword of ``cls()``, with the closest parameter."""
+    params = _init_parameters(cls)
+    valid = [n for n, p in params.items() if not (
+        isinstance(p.default, str) and p.default == DEPRECATED)]
+    message = f"{cls.__name__}.__init__() got an unexpected keyword argument {name!r}"
+    hint = suggest_parameter(name, valid)
+    return message + (f"; did you mean {hint!r}?" if hint else ".")
+
+
+class ParameterHints:
+    """Mixin: ``Cls(unknown=...)`` raises ``TypeError`` naming the closest valid parameter.
+
+    The check runs in ``__new__``, which Python calls with the constructor's arguments
+    before ``__init__``, so that ``__init__`` stays a plain function whose signature
+    scikit-learn (``get_params``, ``clone``) and sktime read. Copies and pickles call
+    ``__new__`` without arguments, which passes.
+    """
+
+    def __new__(cls, *args, **kwargs):
+        if kwargs:
+            params = _init_parameters(cls)
+            if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+                for name in kwargs:
+                    if name not in params:
+                        raise TypeError(unknown_keyword_message(cls, name))
+        return super().__new__(cls)

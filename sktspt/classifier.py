@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import math
 import re
 import warnings
 
@@ -21,9 +22,20 @@ from ._base import (
     _architecture,
     with_threads,
 )
-from ._params import CLASSIFIER, check_value, declare_params
+from ._params import (
+    EPOCHS,
+    Integer,
+    Number,
+    Options,
+    ParameterHints,
+    boolean,
+    callbacks_or_none,
+    class_weight_or_none,
+    document_parameters,
+    estimator_or_none,
+)
 from ._params import show as _show
-from .augment import resolve_mixup, roll_series
+from .augment import MIXUP_KINDS, resolve_mixup, roll_series
 from .data import check_finite_output, check_labels, check_panel
 from .invariance import alignment_gain
 from .leap import check_exit_params, early_exit_infer
@@ -52,8 +64,8 @@ def _pad_to(X: np.ndarray, length: int) -> np.ndarray:
     return np.pad(X, ((0, 0), (0, 0), (0, length - X.shape[2])), constant_values=np.nan)
 
 
-@declare_params(CLASSIFIER)
-class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
+@document_parameters()
+class SPTClassifier(ParameterHints, ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
     """Time-series transformer classifier with self-pretraining (SPT).
 
     ``fit(X, y)`` first trains the network to reconstruct masked values of the
@@ -109,6 +121,144 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
     (3,)
     """
 
+    _parameter_constraints: dict = {
+        **SPTBase._parameter_constraints,
+        "max_epochs": EPOCHS,
+        "pretrain_share": Number(lambda v: 0 < v < 1, "a number in (0, 1)"),
+        "label_smoothing": Number(lambda v: 0 <= v <= 1, "a number in [0, 1]"),
+        "layer_decay": Number(lambda v: 0 < v <= 1, "a number in (0, 1]"),
+        "reinit_layers": Integer(0),
+        "mixup": Number(lambda v: 0 <= v < math.inf, '"auto" or a non-negative number',
+                        auto=True),
+        "mixup_kind": Options(MIXUP_KINDS + ("auto",)),
+        "pretrainer": estimator_or_none,
+        "warm_start": boolean,
+        "n_estimators": Integer(1),
+        "class_weight": class_weight_or_none,
+        "pretrain_callbacks": callbacks_or_none,
+        "exit_loss_weight": Number(lambda v: 0 <= v < math.inf,
+                                   "a non-negative number (0 turns the LEAP loss off)"),
+        "early_exit": Number(lambda v: -1 <= v <= 1,
+                             "None or a cosine threshold in [-1, 1] (0.95 in the LEAP paper)",
+                             none=True),
+        "min_exit_layer": Integer(1),
+    }
+
+    def __init__(
+        self,
+        depth=3,
+        d_model=64,
+        n_heads=4,
+        dim_feedforward=128,
+        *,
+        dropout=0.1,
+        patch_size="auto",
+        tokenizer="rocket",
+        differences=0,
+        positional="sinusoidal",
+        architecture="transformer",
+        normalize="auto",
+        masking="span",
+        mask_ratio=0.7,
+        mask_ratio_spread=0.25,
+        mean_span=None,
+        pretrain_objective="masked",
+        sigreg_lambda=0.05,
+        pretrain_epochs="auto",
+        max_epochs="auto",
+        auto_steps=1000,
+        pretrain_share=0.25,
+        lr=1e-3,
+        warmup="auto",
+        weight_decay=0.01,
+        batch_size=16,
+        label_smoothing=0.1,
+        layer_decay=1.0,
+        reinit_layers=0,
+        augment="auto",
+        mixup="auto",
+        mixup_kind="auto",
+        validation_fraction=0.0,
+        patience=None,
+        pretrainer=None,
+        warm_start=False,
+        callbacks=None,
+        device="cpu",
+        random_state=None,
+        verbose=0,
+        checkpoint_dir=None,
+        n_estimators=1,
+        n_threads=None,
+        class_weight=None,
+        mask_channels=None,
+        pretrain_crops=None,
+        pretrain_callbacks=None,
+        exit_loss_weight=0.0,
+        early_exit=None,
+        min_exit_layer=2,
+        attention="dense",
+        lighthouse_levels=3,
+        lighthouse_pool=4,
+        lighthouse_topk=8,
+        lighthouse_recovery=0.1,
+        precision="auto",
+    ) -> None:
+        self.depth = depth
+        self.d_model = d_model
+        self.n_heads = n_heads
+        self.dim_feedforward = dim_feedforward
+        self.dropout = dropout
+        self.patch_size = patch_size
+        self.tokenizer = tokenizer
+        self.differences = differences
+        self.positional = positional
+        self.architecture = architecture
+        self.normalize = normalize
+        self.masking = masking
+        self.mask_ratio = mask_ratio
+        self.mask_ratio_spread = mask_ratio_spread
+        self.mean_span = mean_span
+        self.pretrain_objective = pretrain_objective
+        self.sigreg_lambda = sigreg_lambda
+        self.pretrain_epochs = pretrain_epochs
+        self.max_epochs = max_epochs
+        self.auto_steps = auto_steps
+        self.pretrain_share = pretrain_share
+        self.lr = lr
+        self.warmup = warmup
+        self.weight_decay = weight_decay
+        self.batch_size = batch_size
+        self.label_smoothing = label_smoothing
+        self.layer_decay = layer_decay
+        self.reinit_layers = reinit_layers
+        self.augment = augment
+        self.mixup = mixup
+        self.mixup_kind = mixup_kind
+        self.validation_fraction = validation_fraction
+        self.patience = patience
+        self.pretrainer = pretrainer
+        self.warm_start = warm_start
+        self.callbacks = callbacks
+        self.device = device
+        self.random_state = random_state
+        self.verbose = verbose
+        self.checkpoint_dir = checkpoint_dir
+        self.n_estimators = n_estimators
+        self.n_threads = n_threads
+        self.class_weight = class_weight
+        self.mask_channels = mask_channels
+        self.pretrain_crops = pretrain_crops
+        self.pretrain_callbacks = pretrain_callbacks
+        self.exit_loss_weight = exit_loss_weight
+        self.early_exit = early_exit
+        self.min_exit_layer = min_exit_layer
+        self.attention = attention
+        self.lighthouse_levels = lighthouse_levels
+        self.lighthouse_pool = lighthouse_pool
+        self.lighthouse_topk = lighthouse_topk
+        self.lighthouse_recovery = lighthouse_recovery
+        self.precision = precision
+
     # --- fit --------------------------------------------------------------------------
     @with_threads
     def fit(self, X, y, X_unlabeled=None, sample_weight=None) -> SPTClassifier:
@@ -128,6 +278,7 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
             ``class_weight``); each batch's loss is the weighted mean of its series'
             losses, with the weights scaled to mean 1 over the training set.
         """
+        self._check_params()  # every parameter, also for a warm start or a given pretrainer
         if self.warm_start and hasattr(self, "net_"):
             return self._continue(X, y, sample_weight)
         if self.pretrainer is not None:
@@ -196,10 +347,8 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
 
         Rolls where aligning series circularly helps a 1-NN on the training series
         (:func:`~sktspt.invariance.alignment_gain` above 0), else none; the screen draws
-        nothing from torch's streams, so without rolls the fit equals ``augment=False``'s.
-        The screen alone, not a held-out comparison of two short fine-tunings: the
-        comparison's third of the data was too small to tell the two apart and sometimes
-        overruled a right screen (``docs/tuning.md``, rounds 37-38).
+        nothing from torch's streams, so without rolls the fit equals ``augment=False``'s
+        (why a screen decides: ``docs/tuning.md``).
         """
         if self.augment != "auto":
             return self.augment
@@ -256,7 +405,6 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         class_weight = self.class_weight
         if class_weight is None and sample_weight is None:
             return None
-        check_value("class_weight", class_weight)  # also on a warm start
         n = len(y_enc)
         w = _check_sample_weight(sample_weight, np.empty((n, 1)), dtype=np.float64,
                                  ensure_non_negative=True)
@@ -282,7 +430,6 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
                 "Pipeline or sktime) reset it: wrap it in sklearn.frozen.FrozenEstimator "
                 "(pretrainer=FrozenEstimator(pretrainer)) so that it stays fitted."
             ) from exc
-        self._check_params()
         self._warn_overridden(pre)
         self.input_spec_ = pre.input_spec_
         self._architecture = _architecture(pre.encoder_kwargs_)
@@ -415,9 +562,8 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         """Evenly spaced circular turns of each series whose probabilities are averaged.
 
         A network trained on rolled series (``augment="roll"``, or ``"auto"`` where fit
-        chose rolls) has learned that the start point carries no class; averaging its
-        predictions over :data:`ROLL_TURNS` turns gained OSULeaf 3 points in
-        training-split CV on top of the rolls (``docs/tuning.md``, round 25).
+        chose rolls) has learned that the start point carries no class, so its
+        predictions are averaged over :data:`ROLL_TURNS` turns (``docs/tuning.md``).
         Every other network, and ``early_exit`` (which trades accuracy for speed), sees
         each series once, as given.
         """

@@ -42,32 +42,16 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import INFERENCE_BATCH, EmbeddingTransformerMixin
-from ._params import show as _show
+from ._params import Integer, Number
 from .nn.encoder import masked_mean
 from .nn.heads import split_input
 
 __all__ = ["FusedClassifier", "fuse_layers", "layer_distances", "plan_groups", "truncate_layers"]
 
 
-def _check_int(name: str, value, low: int, none_ok: bool = False) -> None:
-    if value is None and none_ok:
-        return
-    if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer) or value < low:
-        what = "a positive" if low == 1 else "a non-negative"
-        raise ValueError(
-            f"{name} must be {'None or ' if none_ok else ''}{what} integer, got {_show(value)}."
-        )
-
-
-def _check_number(name: str, value, none_ok: bool = False, positive: bool = False) -> None:
-    if value is None and none_ok:
-        return
-    ok = not isinstance(value, bool | np.bool_) and isinstance(value, int | float | np.number)
-    if not ok or not (0 < value < math.inf if positive else 0 <= value < math.inf):
-        kind = "a positive" if positive else "a non-negative"
-        raise ValueError(
-            f"{name} must be {'None or ' if none_ok else ''}{kind} number, got {_show(value)}."
-        )
+#: ``fuse_layers``' tolerance and learning rate (integers are ``Integer(low)``).
+_TOLERANCE = Number(lambda v: 0 <= v < math.inf, "None or a non-negative number", none=True)
+_LR = Number(lambda v: 0 < v < math.inf, "a positive number")
 
 
 def layer_distances(states: list[torch.Tensor], keep: torch.Tensor) -> np.ndarray:
@@ -292,15 +276,15 @@ def fuse_layers(
             finetune_steps=finetune_steps, lr=lr, batch_size=batch_size,
             max_series=max_series, random_state=random_state))
     _check_single_network(estimator, "fuse_layers")
-    _check_int("max_depth", max_depth, 1, none_ok=True)
-    _check_number("tolerance", tolerance, none_ok=True)
+    Integer(1, none=True)("max_depth", max_depth)
+    _TOLERANCE("tolerance", tolerance)
     if max_depth is None and tolerance is None:
         raise ValueError("fuse_layers needs max_depth or tolerance (or both); both are None.")
     for name, value, low in (("steps", steps, 0), ("finetune_steps", finetune_steps, 0),
                              ("batch_size", batch_size, 1), ("max_series", max_series, 1),
                              ("random_state", random_state, 0)):
-        _check_int(name, value, low)
-    _check_number("lr", lr, positive=True)
+        Integer(low)(name, value)
+    _LR("lr", lr)
     threads = getattr(estimator, "n_threads", None)
     before = torch.get_num_threads()
     if threads is not None:
@@ -375,7 +359,7 @@ def truncate_layers(estimator, depth: int):
         estimator.check_is_fitted()
         return _adapter_copy(estimator, truncate_layers(estimator.estimator_, depth))
     _check_single_network(estimator, "truncate_layers")
-    _check_int("depth", depth, 1)
+    Integer(1)("depth", depth)
     encoder = copy.deepcopy(estimator.net_.module_.encoder).cpu()
     depth = min(int(depth), len(encoder.layers))
     encoder.layers = torch.nn.ModuleList(encoder.layers[:depth])

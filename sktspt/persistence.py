@@ -73,6 +73,9 @@ _NETS = {
     "SPTClassifier": ("AugmentedNetClassifier",),
     "SPTPretrainer": ("MaskedPretrainNet", "MaskedSigRegNet", "LeJEPANet"),
 }
+#: Parameters renamed since a saved format: ``{estimator: {old: new}}``. A file written
+#: before the new one existed sets it (the pretrainer's epochs were ``max_epochs`` until 0.3.0).
+_RENAMED = {"SPTPretrainer": {"max_epochs": "pretrain_epochs"}}
 _HINTS = {
     "pretrainer": " (the fitted weights already contain the pretrained encoder)",
     "callbacks": " (callbacks only act during fit)",
@@ -202,7 +205,7 @@ def save(estimator, path: str | os.PathLike) -> None:
     params = {k: _json_value(k, v) for k, v in estimator.get_params(deep=False).items()}
     fitted = {k: getattr(estimator, k) for k in _SHAPE_STATE if hasattr(estimator, k)}
     fitted = {k: v if isinstance(v, bool) else int(v) for k, v in fitted.items()}
-    fitted.update({k: int(getattr(estimator, k)) for k in _EPOCH_STATE if hasattr(estimator, k)})
+    fitted.update({k: int(getattr(estimator, k)) for k in _EPOCH_STATE if k in vars(estimator)})
     if hasattr(estimator, "mixup_"):
         fitted["mixup_"] = float(estimator.mixup_)
     if hasattr(estimator, "mixup_kind_"):
@@ -629,6 +632,9 @@ def _build(meta: dict, device, probe: bool = False):
     if not isinstance(meta["params"], dict) or not isinstance(meta["fitted"], dict):
         raise ValueError("params and fitted must be mappings")
     params = dict(meta["params"])
+    for old, new in _RENAMED.get(name, {}).items():
+        if old in params and new not in params:
+            params[new] = params.pop(old)
     unknown = set(params) - set(cls._get_param_names())
     if unknown:
         raise ValueError(

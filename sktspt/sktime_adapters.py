@@ -20,7 +20,7 @@ import pandas as pd
 from sktime.classification.base import BaseClassifier
 from sktime.transformations.base import BaseTransformer
 
-from ._params import CLASSIFIER, PRETRAINER, declare_params
+from ._params import PRETRAINER_DOCS, ParameterHints, document_parameters
 from .classifier import SPTClassifier
 from .pretrainer import SPTPretrainer
 
@@ -46,8 +46,8 @@ _SHARED_TAGS = {
 _TINY = dict(depth=1, n_heads=2, dim_feedforward=16, dropout=0.0, batch_size=8)
 
 
-@declare_params(CLASSIFIER, sktime=True)
-class SPTClassifierSktime(BaseClassifier):
+@document_parameters()
+class SPTClassifierSktime(ParameterHints, BaseClassifier):
     """:class:`~sktspt.SPTClassifier` as an sktime classifier.
 
     Self-pretrains a transformer on the training series (masked reconstruction),
@@ -57,8 +57,8 @@ class SPTClassifierSktime(BaseClassifier):
     length and with missing values (NaN).
 
     The parameters and their defaults are those of :class:`~sktspt.SPTClassifier`
-    (declared once, in ``sktspt._params``), less ``warm_start``: sktime's ``fit`` resets
-    the estimator, so there is nothing to continue.
+    (a test keeps the two signatures equal), less ``warm_start``: sktime's ``fit``
+    resets the estimator, so there is nothing to continue.
 
     <parameters>
 
@@ -86,6 +86,120 @@ class SPTClassifierSktime(BaseClassifier):
         "capability:class_weight": True,
         "y_inner_mtype": "numpy1D",
     }
+
+    def __init__(
+        self,
+        depth=3,
+        d_model=64,
+        n_heads=4,
+        dim_feedforward=128,
+        *,
+        dropout=0.1,
+        patch_size="auto",
+        tokenizer="rocket",
+        differences=0,
+        positional="sinusoidal",
+        architecture="transformer",
+        normalize="auto",
+        masking="span",
+        mask_ratio=0.7,
+        mask_ratio_spread=0.25,
+        mean_span=None,
+        pretrain_objective="masked",
+        sigreg_lambda=0.05,
+        pretrain_epochs="auto",
+        max_epochs="auto",
+        auto_steps=1000,
+        pretrain_share=0.25,
+        lr=1e-3,
+        warmup="auto",
+        weight_decay=0.01,
+        batch_size=16,
+        label_smoothing=0.1,
+        layer_decay=1.0,
+        reinit_layers=0,
+        augment="auto",
+        mixup="auto",
+        mixup_kind="auto",
+        validation_fraction=0.0,
+        patience=None,
+        pretrainer=None,
+        callbacks=None,
+        device="cpu",
+        random_state=None,
+        verbose=0,
+        checkpoint_dir=None,
+        n_estimators=1,
+        n_threads=None,
+        class_weight=None,
+        mask_channels=None,
+        pretrain_crops=None,
+        pretrain_callbacks=None,
+        exit_loss_weight=0.0,
+        early_exit=None,
+        min_exit_layer=2,
+        attention="dense",
+        lighthouse_levels=3,
+        lighthouse_pool=4,
+        lighthouse_topk=8,
+        lighthouse_recovery=0.1,
+        precision="auto",
+    ) -> None:
+        self.depth = depth
+        self.d_model = d_model
+        self.n_heads = n_heads
+        self.dim_feedforward = dim_feedforward
+        self.dropout = dropout
+        self.patch_size = patch_size
+        self.tokenizer = tokenizer
+        self.differences = differences
+        self.positional = positional
+        self.architecture = architecture
+        self.normalize = normalize
+        self.masking = masking
+        self.mask_ratio = mask_ratio
+        self.mask_ratio_spread = mask_ratio_spread
+        self.mean_span = mean_span
+        self.pretrain_objective = pretrain_objective
+        self.sigreg_lambda = sigreg_lambda
+        self.pretrain_epochs = pretrain_epochs
+        self.max_epochs = max_epochs
+        self.auto_steps = auto_steps
+        self.pretrain_share = pretrain_share
+        self.lr = lr
+        self.warmup = warmup
+        self.weight_decay = weight_decay
+        self.batch_size = batch_size
+        self.label_smoothing = label_smoothing
+        self.layer_decay = layer_decay
+        self.reinit_layers = reinit_layers
+        self.augment = augment
+        self.mixup = mixup
+        self.mixup_kind = mixup_kind
+        self.validation_fraction = validation_fraction
+        self.patience = patience
+        self.pretrainer = pretrainer
+        self.callbacks = callbacks
+        self.device = device
+        self.random_state = random_state
+        self.verbose = verbose
+        self.checkpoint_dir = checkpoint_dir
+        self.n_estimators = n_estimators
+        self.n_threads = n_threads
+        self.class_weight = class_weight
+        self.mask_channels = mask_channels
+        self.pretrain_crops = pretrain_crops
+        self.pretrain_callbacks = pretrain_callbacks
+        self.exit_loss_weight = exit_loss_weight
+        self.early_exit = early_exit
+        self.min_exit_layer = min_exit_layer
+        self.attention = attention
+        self.lighthouse_levels = lighthouse_levels
+        self.lighthouse_pool = lighthouse_pool
+        self.lighthouse_topk = lighthouse_topk
+        self.lighthouse_recovery = lighthouse_recovery
+        self.precision = precision
+        super().__init__()
 
     def _fit(self, X, y) -> SPTClassifierSktime:
         self.estimator_ = SPTClassifier(**self.get_params(deep=False)).fit(X, y)
@@ -122,8 +236,8 @@ class SPTClassifierSktime(BaseClassifier):
         ]
 
 
-@declare_params(PRETRAINER, sktime=True)
-class SPTTransformerSktime(BaseTransformer):
+@document_parameters(PRETRAINER_DOCS)
+class SPTTransformerSktime(ParameterHints, BaseTransformer):
     """:class:`~sktspt.SPTPretrainer` as an sktime transformer: a panel in, embeddings out.
 
     ``fit`` self-pretrains a transformer encoder on the series (masked
@@ -134,7 +248,7 @@ class SPTTransformerSktime(BaseTransformer):
     neither.
 
     The parameters and their defaults are those of :class:`~sktspt.SPTPretrainer`
-    (declared once, in ``sktspt._params``).
+    (a test keeps the two signatures equal).
 
     <parameters>
 
@@ -148,7 +262,8 @@ class SPTTransformerSktime(BaseTransformer):
     >>> from sktime.datasets import load_unit_test
     >>> from sktspt import SPTTransformerSktime
     >>> X, _ = load_unit_test(split="train", return_X_y=True)
-    >>> t = SPTTransformerSktime(depth=1, d_model=16, n_heads=2, max_epochs=1, random_state=0)
+    >>> t = SPTTransformerSktime(depth=1, d_model=16, n_heads=2, pretrain_epochs=1,
+    ...                          random_state=0)
     >>> t.fit_transform(X).shape
     (20, 16)
     """
@@ -166,6 +281,94 @@ class SPTTransformerSktime(BaseTransformer):
         "capability:unequal_length:removes": True,
         "capability:missing_values:removes": True,
     }
+
+    def __init__(
+        self,
+        depth=3,
+        d_model=64,
+        n_heads=4,
+        dim_feedforward=128,
+        *,
+        dropout=0.1,
+        patch_size="auto",
+        tokenizer="rocket",
+        differences=0,
+        positional="sinusoidal",
+        architecture="transformer",
+        normalize="auto",
+        masking="span",
+        mask_ratio=0.7,
+        mask_ratio_spread=0.25,
+        mean_span=None,
+        pretrain_objective="masked",
+        sigreg_lambda=0.05,
+        pretrain_epochs="auto",
+        max_epochs="deprecated",
+        auto_steps=1000,
+        lr=1e-3,
+        warmup="auto",
+        weight_decay=0.01,
+        batch_size=16,
+        augment="auto",
+        validation_fraction=0.0,
+        patience=None,
+        callbacks=None,
+        device="cpu",
+        random_state=None,
+        verbose=0,
+        checkpoint_dir=None,
+        n_threads=None,
+        mask_channels=None,
+        pretrain_crops=None,
+        attention="dense",
+        lighthouse_levels=3,
+        lighthouse_pool=4,
+        lighthouse_topk=8,
+        lighthouse_recovery=0.1,
+        precision="auto",
+    ) -> None:
+        self.depth = depth
+        self.d_model = d_model
+        self.n_heads = n_heads
+        self.dim_feedforward = dim_feedforward
+        self.dropout = dropout
+        self.patch_size = patch_size
+        self.tokenizer = tokenizer
+        self.differences = differences
+        self.positional = positional
+        self.architecture = architecture
+        self.normalize = normalize
+        self.masking = masking
+        self.mask_ratio = mask_ratio
+        self.mask_ratio_spread = mask_ratio_spread
+        self.mean_span = mean_span
+        self.pretrain_objective = pretrain_objective
+        self.sigreg_lambda = sigreg_lambda
+        self.pretrain_epochs = pretrain_epochs
+        self.max_epochs = max_epochs
+        self.auto_steps = auto_steps
+        self.lr = lr
+        self.warmup = warmup
+        self.weight_decay = weight_decay
+        self.batch_size = batch_size
+        self.augment = augment
+        self.validation_fraction = validation_fraction
+        self.patience = patience
+        self.callbacks = callbacks
+        self.device = device
+        self.random_state = random_state
+        self.verbose = verbose
+        self.checkpoint_dir = checkpoint_dir
+        self.n_threads = n_threads
+        self.mask_channels = mask_channels
+        self.pretrain_crops = pretrain_crops
+        self.attention = attention
+        self.lighthouse_levels = lighthouse_levels
+        self.lighthouse_pool = lighthouse_pool
+        self.lighthouse_topk = lighthouse_topk
+        self.lighthouse_recovery = lighthouse_recovery
+        self.precision = precision
+        super().__init__()
 
     def _fit(self, X, y=None) -> SPTTransformerSktime:
         self.estimator_ = SPTPretrainer(**self.get_params(deep=False)).fit(X)
@@ -190,9 +393,9 @@ class SPTTransformerSktime(BaseTransformer):
             Keyword arguments for two instances with different positions and masking.
         """
         return [
-            dict(d_model=16, max_epochs=1, random_state=0, **_TINY),
+            dict(d_model=16, pretrain_epochs=1, random_state=0, **_TINY),
             dict(
-                d_model=8, positional="alibi", masking="block", max_epochs=1,
+                d_model=8, positional="alibi", masking="block", pretrain_epochs=1,
                 validation_fraction=0.0, random_state=1, **_TINY,
             ),
         ]

@@ -25,7 +25,7 @@ TINY = dict(
     depth=1, d_model=8, n_heads=2, dim_feedforward=8, dropout=0.0, batch_size=8,
     pretrain_epochs=1, max_epochs=1, random_state=0,
 )
-PRE_TINY = {k: v for k, v in TINY.items() if k != "pretrain_epochs"}
+PRE_TINY = {k: v for k, v in TINY.items() if k != "max_epochs"}
 FAST = settings(
     max_examples=30, deadline=None, database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
@@ -308,7 +308,7 @@ def test_non_finite_loss_stops_fine_tuning_with_advice():
 
 
 def test_non_finite_loss_stops_pretraining_with_advice():
-    pre = SPTPretrainer(**{**PRE_TINY, "max_epochs": 5, "lr": 1e30})
+    pre = SPTPretrainer(**{**PRE_TINY, "pretrain_epochs": 5, "lr": 1e30})
     with pytest.raises(FloatingPointError, match="lower learning rate") as info:
         pre.fit(X12)
     assert "epoch" in str(info.value)
@@ -330,7 +330,7 @@ class GradNorms(Callback):
 def test_gradient_clipping_is_on_by_default():
     probe = GradNorms()
     # Reconstructing unnormalised, large values gives gradient norms far above 1.
-    pre = SPTPretrainer(**{**PRE_TINY, "max_epochs": 2, "normalize": None},
+    pre = SPTPretrainer(**{**PRE_TINY, "pretrain_epochs": 2, "normalize": None},
                         callbacks=[probe]).fit(X12 * 1e4)
     clip = dict(pre.net_.callbacks_)["grad_clip"]
     assert isinstance(clip, GradientNormClipping) and clip.gradient_clip_value == 1.0

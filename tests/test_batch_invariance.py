@@ -16,7 +16,7 @@ TINY = dict(depth=1, d_model=16, n_heads=2, dim_feedforward=16, dropout=0.0, ran
 
 def test_transform_of_subset_equals_transform_of_whole():
     X = 3 * np.random.RandomState(0).uniform(size=(20, 3))  # sklearn's subset check data
-    pre = SPTPretrainer(max_epochs=2, **TINY).fit(X)
+    pre = SPTPretrainer(pretrain_epochs=2, **TINY).fit(X)
     whole = pre.transform(X)
     one_by_one = np.concatenate([pre.transform(x[None]) for x in X])
     assert_array_equal(one_by_one, whole)

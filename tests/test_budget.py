@@ -25,8 +25,9 @@ def test_auto_epochs_count_only_the_training_part():
     clf = SPTClassifier(pretrain_epochs=0, max_epochs="auto", auto_steps=30,
                         validation_fraction=0.2, **TINY).fit(X, y)
     assert clf.max_epochs_ == 15 and clf.pretrain_epochs_ == 0
-    pre = SPTPretrainer(max_epochs="auto", auto_steps=9, validation_fraction=0.0, **TINY).fit(X)
-    assert pre.max_epochs_ == 3
+    pre = SPTPretrainer(pretrain_epochs="auto", auto_steps=9, validation_fraction=0.0,
+                        **TINY).fit(X)
+    assert pre.pretrain_epochs_ == pre.max_epochs_ == 3
 
 
 def test_pretrain_share_splits_the_two_auto_phases():

@@ -127,7 +127,7 @@ def test_fused_model_survives_save_load_and_warm_start(deep, data, tmp_path):
 
 def test_pretrainer_and_bad_arguments(data):
     X, y = data
-    pre = SPTPretrainer(depth=3, max_epochs=1, **TINY).fit(X)
+    pre = SPTPretrainer(depth=3, pretrain_epochs=1, **TINY).fit(X)
     fused = fuse_layers(pre, X, max_depth=1, tolerance=None, steps=10)
     assert fused.depth == 1 and fused.transform(X).shape == (len(X), 16)
     for kwargs, name in (({"max_depth": 0}, "max_depth"), ({"tolerance": -0.1}, "tolerance"),
@@ -184,7 +184,7 @@ def test_fusion_through_the_sktime_adapters(data):
     np.testing.assert_array_equal(cut.predict_proba(X_frames),
                                   truncate_layers(clf.estimator_, 1).predict_proba(X))
 
-    trans = SPTTransformerSktime(depth=3, max_epochs=1, **TINY).fit(X)
+    trans = SPTTransformerSktime(depth=3, pretrain_epochs=1, **TINY).fit(X)
     small = fuse_layers(trans, X, max_depth=1, tolerance=None, steps=5)
     assert small.depth == 1 and small.transform(X).shape == (len(X), 16)
 

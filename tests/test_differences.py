@@ -85,7 +85,7 @@ def test_a_classifier_with_differences_fits_saves_and_reloads(tmp_path):
 
 def test_a_fitted_pretrainer_fixes_differences():
     X, y = make_panel(n=24, c=1, t=32)
-    pre = SPTPretrainer(differences=2, max_epochs=1, **TINY).fit(X)
+    pre = SPTPretrainer(differences=2, pretrain_epochs=1, **TINY).fit(X)
     clf = SPTClassifier(pretrainer=pre, max_epochs=1, **TINY).fit(X, y)
     assert clf.encoder_kwargs_["differences"] == 2
     torch.testing.assert_close(clf.encoder_.difference_view.scale,
@@ -133,7 +133,7 @@ def test_reconstruction_targets_the_slopes_a_hidden_value_enters():
 
 def test_a_pretrainer_with_differences_reconstructs_the_values_alone():
     X, _ = make_panel(n=24, c=2, t=32)
-    pre = SPTPretrainer(differences=1, max_epochs=1, **TINY).fit(X)
+    pre = SPTPretrainer(differences=1, pretrain_epochs=1, **TINY).fit(X)
     hidden = np.zeros(X.shape, dtype=bool)
     hidden[:, :, 8:12] = True
     assert pre.reconstruct(X, hidden).shape == X.shape

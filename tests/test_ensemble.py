@@ -73,7 +73,7 @@ def test_ensemble_round_trips(tmp_path, fitted):
 
 def test_pretrained_encoder_starts_every_member():
     X, y = make_panel(n=40)
-    pre = SPTPretrainer(max_epochs=2, **TINY).fit(X)
+    pre = SPTPretrainer(pretrain_epochs=2, **TINY).fit(X)
     clf = SPTClassifier(n_estimators=2, pretrainer=FrozenEstimator(pre), max_epochs=0,
                         **TINY).fit(X, y)
     expected = pre.encoder_.state_dict()

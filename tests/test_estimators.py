@@ -50,7 +50,8 @@ def test_pretraining_changes_the_starting_point(panel):
 
 def test_pretrainer_loss_falls_well_below_first_epoch():
     X, _ = make_panel(n=64, c=2, t=64)
-    pre = SPTPretrainer(**TINY, max_epochs=40, lr=3e-3, validation_fraction=0.0, random_state=0)
+    pre = SPTPretrainer(**TINY, pretrain_epochs=40, lr=3e-3, validation_fraction=0.0,
+                        random_state=0)
     pre.fit(X)
     losses = pre.history_[:, "train_loss"]
     assert np.mean(losses[-5:]) < 0.5 * losses[0]
@@ -98,7 +99,7 @@ def test_pipeline_and_cross_val_score(panel):
     X, y = panel
     scores = cross_val_score(tiny_clf(), X, y, cv=2)
     assert scores.shape == (2,) and np.all((0 <= scores) & (scores <= 1))
-    pipe = make_pipeline(SPTPretrainer(**TINY, max_epochs=2, random_state=0),
+    pipe = make_pipeline(SPTPretrainer(**TINY, pretrain_epochs=2, random_state=0),
                          LogisticRegression(max_iter=200))
     assert pipe.fit(X, y).predict(X).shape == (40,)
 
@@ -116,7 +117,7 @@ def test_grid_search_over_depth_and_masking(panel):
 
 def test_fitted_pretrainer_as_parameter_survives_clone(panel):
     X, y = panel
-    pre = SPTPretrainer(**TINY, max_epochs=2, random_state=0).fit(X)
+    pre = SPTPretrainer(**TINY, pretrain_epochs=2, random_state=0).fit(X)
     clf = tiny_clf(pretrainer=FrozenEstimator(pre), max_epochs=0)
     fitted = clone(clf).fit(X, y)
     # with zero fine-tuning epochs the encoder is exactly the pretrained one

@@ -84,7 +84,7 @@ def _same(a, b) -> bool:
 
 @pytest.mark.parametrize("reinit", [0, 1, 2])
 def test_reinit_layers_keeps_the_lower_pretrained_layers_only(reinit):
-    pre = SPTPretrainer(depth=3, max_epochs=2, **TINY).fit(X)
+    pre = SPTPretrainer(depth=3, pretrain_epochs=2, **TINY).fit(X)
     clf = SPTClassifier(depth=3, pretrainer=pre, max_epochs=0, reinit_layers=reinit,
                         **TINY).fit(X, Y)
     scratch = SPTClassifier(depth=3, pretrain_epochs=0, max_epochs=0, **TINY).fit(X, Y)
@@ -108,7 +108,7 @@ def test_reinit_layers_reaches_every_ensemble_member():
 def test_reinit_layers_must_fit_within_depth():
     with pytest.raises(ValueError, match="reinit_layers=3 exceeds depth=2"):
         SPTClassifier(depth=2, reinit_layers=3, **TINY).fit(X, Y)
-    deep = SPTPretrainer(depth=4, max_epochs=1, **TINY).fit(X)  # the pretrainer's depth counts
+    deep = SPTPretrainer(depth=4, pretrain_epochs=1, **TINY).fit(X)  # the pretrainer's depth counts
     clf = SPTClassifier(pretrainer=deep, reinit_layers=4, max_epochs=0, **TINY).fit(X, Y)
     assert len(clf.encoder_.layers) == 4
     with pytest.raises(ValueError, match="reinit_layers=5 exceeds depth=4"):

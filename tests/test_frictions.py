@@ -128,7 +128,7 @@ def test_sktime_adapter_announces_and_passes_class_weight():
 # --- a fitted pretrainer ----------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def pretrainer(data):
-    return SPTPretrainer(max_epochs=1, **TINY).fit(data[0])
+    return SPTPretrainer(pretrain_epochs=1, **TINY).fit(data[0])
 
 
 def test_pretrainer_overriding_explicit_architecture_warns(data, pretrainer):
@@ -176,11 +176,11 @@ def test_long_format_frame_is_refused_as_ambiguous(data):
     with pytest.raises(ValueError, match=r"look like the instance and time index"):
         SPTPretrainer(**TINY).fit(unnamed)
     # Indexed by instance and time, the same frame is a panel of 24 series of length 10.
-    pre = SPTPretrainer(max_epochs=1, **TINY).fit(long.set_index(["id", "t"]))
+    pre = SPTPretrainer(pretrain_epochs=1, **TINY).fit(long.set_index(["id", "t"]))
     assert (pre.n_channels_, pre.n_timepoints_) == (1, 10)
     # A wide table (one series per row) is still read as before.
     wide = pd.DataFrame(np.random.RandomState(1).normal(size=(24, 10)))
-    assert SPTPretrainer(max_epochs=1, **TINY).fit(wide).n_timepoints_ == 10
+    assert SPTPretrainer(pretrain_epochs=1, **TINY).fit(wide).n_timepoints_ == 10
 
 
 @pytest.mark.parametrize(

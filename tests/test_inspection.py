@@ -30,7 +30,7 @@ def _ragged(n=12, seed=0):
 def fitted():
     X, y, _ = _ragged()
     clf = SPTClassifier(**TINY, pretrain_epochs=1, max_epochs=1).fit(X, y)
-    pre = SPTPretrainer(**TINY, max_epochs=1).fit(X)
+    pre = SPTPretrainer(**TINY, pretrain_epochs=1).fit(X)
     return clf, pre
 
 
@@ -85,7 +85,7 @@ def test_alibi_encoder_is_local_at_initialisation():
     X, _ = make_panel(n=8, t=64)
     summaries = {}
     for positional in ("alibi", "none"):
-        pre = SPTPretrainer(**TINY, positional=positional, max_epochs=0).fit(X)
+        pre = SPTPretrainer(**TINY, positional=positional, pretrain_epochs=0).fit(X)
         summaries[positional] = proximity_summary(attention_maps(pre, X), w=1)
     alibi, none = summaries["alibi"], summaries["none"]
     # head 0 has the steepest slope (2^-4 with 2 heads); head 1's 2^-8 is nearly flat

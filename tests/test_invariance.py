@@ -143,7 +143,8 @@ def test_classes_of_one_series_keep_the_series_unrolled():
 
 def test_the_pretrainer_does_not_augment_under_auto():
     X, _ = _shapes(turned=True)
-    kw = dict(depth=1, d_model=16, n_heads=2, dim_feedforward=16, max_epochs=2, random_state=0)
+    kw = dict(depth=1, d_model=16, n_heads=2, dim_feedforward=16, pretrain_epochs=2,
+              random_state=0)
     pre = SPTPretrainer(augment="auto", **kw).fit(X)
     assert pre._augmentation() is None
     np.testing.assert_array_equal(pre.transform(X), SPTPretrainer(**kw).fit(X).transform(X))

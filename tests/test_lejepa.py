@@ -134,7 +134,7 @@ def test_masked_sigreg_adds_exactly_the_weighted_regulariser():
 
 def test_pretrainer_with_lejepa_embeds_and_refuses_to_reconstruct():
     X, _ = make_panel(n=24, c=2, t=32)
-    pre = SPTPretrainer(depth=1, d_model=16, n_heads=2, dim_feedforward=16, max_epochs=2,
+    pre = SPTPretrainer(depth=1, d_model=16, n_heads=2, dim_feedforward=16, pretrain_epochs=2,
                         pretrain_objective="lejepa", architecture="attention_only",
                         random_state=0).fit(X)
     assert isinstance(pre.net_, LeJEPANet)

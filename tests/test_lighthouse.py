@@ -202,7 +202,7 @@ class SparseSpy(Callback):
 def test_recovery_switches_to_dense_for_the_last_steps():
     X, _ = make_panel(n=24, t=40)
     spy = SparseSpy()
-    pre = SPTPretrainer(max_epochs=4, validation_fraction=0.0, lighthouse_recovery=0.25,
+    pre = SPTPretrainer(pretrain_epochs=4, validation_fraction=0.0, lighthouse_recovery=0.25,
                         callbacks=[spy], **LIGHT, **TINY).fit(X)
     steps = 4 * math.ceil(24 / 8)
     recovery = math.ceil(0.25 * steps)
@@ -212,7 +212,7 @@ def test_recovery_switches_to_dense_for_the_last_steps():
 
 def test_deterministic_under_a_seed_and_different_from_dense():
     X, _ = make_panel(n=16, t=40)
-    kw = dict(max_epochs=2, validation_fraction=0.0, **TINY)
+    kw = dict(pretrain_epochs=2, validation_fraction=0.0, **TINY)
     a = SPTPretrainer(**LIGHT, **kw).fit(X)
     b = SPTPretrainer(**LIGHT, **kw).fit(X)
     dense = SPTPretrainer(**kw).fit(X)
@@ -236,7 +236,7 @@ def test_classifier_save_load_and_padded_prediction(tmp_path):
 
 def test_resumed_fit_switches_at_the_same_step(tmp_path, monkeypatch):
     X, _ = make_panel(n=16, t=40)
-    kw = dict(max_epochs=4, validation_fraction=0.0, lighthouse_recovery=0.3, **LIGHT, **TINY)
+    kw = dict(pretrain_epochs=4, validation_fraction=0.0, lighthouse_recovery=0.3, **LIGHT, **TINY)
     ref = SPTPretrainer(**kw).fit(X)
     original = SeededStepNet.train_step
     fired = []

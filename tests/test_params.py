@@ -1,21 +1,46 @@
-"""Parameters are declared once (``sktspt._params``): estimators, adapters and docs agree."""
+"""Parameters: written-out ``__init__``s, one constraint each, one vocabulary, helpful names.
+
+The estimators and their sktime adapters write out their ``__init__``; a test keeps the
+adapters' signatures equal to their estimator's. Every parameter has a constraint
+(``_parameter_constraints``, merged from ``SPTBase``), checked at the start of ``fit``.
+"""
 
 import inspect
+import pickle
+import re
+import warnings
 
 import numpy as np
 import pytest
+from conftest import make_panel
 from sklearn.base import clone
 
 from sktspt import SPTClassifier, SPTPretrainer
-from sktspt._params import PARAMS, params_of
+from sktspt._base import SPTBase
+from sktspt._params import BASE_CONSTRAINTS, PARAMETER_DOCS, suggest_parameter
 
 pytest.importorskip("sktime")
 from sktspt.sktime_adapters import SPTClassifierSktime, SPTTransformerSktime  # noqa: E402
+
+CORE = (SPTClassifier, SPTPretrainer)
+ALL = (SPTClassifier, SPTPretrainer, SPTClassifierSktime, SPTTransformerSktime)
+TINY = dict(depth=1, d_model=8, n_heads=2, dim_feedforward=8, dropout=0.0, batch_size=8,
+            n_threads=1, random_state=0)
 
 
 def _signature(cls) -> dict:
     params = list(inspect.signature(cls.__init__).parameters.values())[1:]
     return {p.name: p.default for p in params}
+
+
+# --- explicit __init__s and the adapters' signatures ---------------------------------------
+@pytest.mark.parametrize("cls", ALL)
+def test_init_is_plain_source(cls):
+    source = inspect.getsource(cls.__init__)
+    assert source.lstrip().startswith("def __init__(")
+    assert "exec" not in source
+    # The class's own signature is its __init__'s (the unknown-keyword hook is invisible).
+    assert list(inspect.signature(cls).parameters) == list(_signature(cls))
 
 
 @pytest.mark.parametrize(
@@ -25,27 +50,48 @@ def _signature(cls) -> dict:
 )
 def test_sktime_adapters_take_the_parameters_of_their_estimator(adapter, core, left_out):
     theirs, ours = _signature(adapter), _signature(core)
+    # same names, in the same order, with the same defaults
     assert list(theirs) == [name for name in ours if name not in left_out]
     assert all(theirs[k] is ours[k] or theirs[k] == ours[k] for k in theirs)
+    kinds = {p.name: p.kind for p in inspect.signature(adapter.__init__).parameters.values()}
+    assert kinds == {p.name: p.kind for p in inspect.signature(core.__init__).parameters.values()
+                     if p.name not in left_out}
     assert adapter().get_params() == {k: v for k, v in core().get_params().items()
                                       if k not in left_out}
 
 
-def test_every_parameter_is_declared_and_documented_once():
-    names = [p.name for p in PARAMS]
-    assert len(names) == len(set(names))
-    for cls in (SPTClassifier, SPTPretrainer, SPTClassifierSktime, SPTTransformerSktime):
+def test_the_estimators_share_one_vocabulary():
+    # Every parameter of the pretrainer is the classifier's, in the same order and with the
+    # same default: the pretraining epochs are pretrain_epochs in both.
+    pre, clf = _signature(SPTPretrainer), _signature(SPTClassifier)
+    assert [n for n in clf if n in pre] == list(pre)
+    assert {n: d for n, d in pre.items() if n != "max_epochs"} == {
+        n: clf[n] for n in pre if n != "max_epochs"}
+    assert pre["max_epochs"] == "deprecated" and pre["pretrain_epochs"] == "auto"
+    SPTTransformerSktime(pretrain_epochs=1)  # raised TypeError before 0.3.0
+
+
+def test_every_parameter_is_documented():
+    for cls in ALL:
         doc = inspect.getdoc(cls)
         assert "<parameters>" not in doc
-        for name in _signature(cls):
-            assert f"\n{name} : " in doc, (cls.__name__, name)
-    assert {p.name for p in params_of("pretrainer")} < {p.name for p in params_of("classifier")}
+        for name, default in _signature(cls).items():
+            shown = f'"{default}"' if isinstance(default, str) else repr(default)
+            assert f"\n{name} : " in doc and f", default={shown}\n" in doc, (cls.__name__, name)
+
+
+def test_parameter_docs_hold_no_tuning_history():
+    for _kind, text in PARAMETER_DOCS.values():
+        assert not re.search(r"\brounds? \d|\bCV\b|\bpoints\b", text), text
+        assert len(text.strip().splitlines()) <= 9
+    assert len(PARAMETER_DOCS["augment"][1].strip().splitlines()) <= 9
 
 
 def test_parameters_after_the_first_four_are_keyword_only():
-    kinds = [p.kind for p in inspect.signature(SPTClassifier.__init__).parameters.values()][1:]
-    assert set(kinds[:4]) == {inspect.Parameter.POSITIONAL_OR_KEYWORD}
-    assert set(kinds[4:]) == {inspect.Parameter.KEYWORD_ONLY}
+    for cls in ALL:
+        kinds = [p.kind for p in inspect.signature(cls.__init__).parameters.values()][1:]
+        assert set(kinds[:4]) == {inspect.Parameter.POSITIONAL_OR_KEYWORD}
+        assert set(kinds[4:]) == {inspect.Parameter.KEYWORD_ONLY}
     assert SPTClassifier(2, 32).get_params()["d_model"] == 32
     with pytest.raises(TypeError):
         SPTClassifier(2, 32, 4, 64, 0.0)
@@ -56,6 +102,18 @@ def test_init_stores_arguments_verbatim_and_clones():
     est = SPTPretrainer(mean_span=mean_span, mask_channels=channels, depth="anything")
     assert est.mean_span is mean_span and est.mask_channels is channels and est.depth == "anything"
     assert clone(SPTClassifier(depth=2, n_estimators=3)).get_params()["n_estimators"] == 3
+    back = pickle.loads(pickle.dumps(SPTClassifier(depth=2)))
+    assert back.get_params() == SPTClassifier(depth=2).get_params()
+
+
+# --- constraints --------------------------------------------------------------------------
+def test_constraints_are_declared_once_and_merged():
+    assert SPTBase._parameter_constraints is BASE_CONSTRAINTS
+    for cls in CORE:
+        merged = cls._parameter_constraints
+        assert all(merged[name] is check for name, check in BASE_CONSTRAINTS.items())
+        assert set(merged) == set(_signature(cls)), cls.__name__
+    assert "max_epochs" not in BASE_CONSTRAINTS  # it means something else in each
 
 
 @pytest.mark.parametrize("name, value, kind, message", [
@@ -68,7 +126,134 @@ def test_init_stores_arguments_verbatim_and_clones():
     ("mask_channels", [0, 0], ValueError, "repeated channels"),
     ("early_exit", 2.0, ValueError, "early_exit must be None or a cosine threshold"),
     ("n_heads", 3, ValueError, "d_model=64 must be divisible by n_heads=3"),
+    ("warm_start", 1, TypeError, "warm_start must be True or False"),
+    ("warm_start", "yes", TypeError, "warm_start must be True or False"),
+    ("verbose", -1, ValueError, "verbose must be a non-negative integer"),
+    ("verbose", 1.5, TypeError, "verbose must be a non-negative integer"),
+    ("random_state", -1, ValueError, "random_state must be None, an integer"),
+    ("random_state", 1.5, TypeError, "random_state must be None, an integer"),
+    ("random_state", np.random.default_rng(0), TypeError, "numpy RandomState"),
+    ("callbacks", "progress", TypeError, "callbacks must be None or a list of skorch"),
+    ("callbacks", [1], TypeError, "callbacks must be None or a list of skorch"),
+    ("pretrainer", "pre.pkl", TypeError, "pretrainer must be None or a fitted SPTPretrainer"),
+    ("attention", "sparse", ValueError, "attention must be one of"),
+    ("lighthouse_pool", 1, ValueError, "lighthouse_pool must be an integer >= 2, got 1."),
+    ("lighthouse_recovery", True, ValueError, "lighthouse_recovery must be a number in"),
 ])
 def test_constraints_name_the_parameter(name, value, kind, message):
     with pytest.raises(kind, match=message):
         SPTClassifier(**{name: value})._check_params()
+
+
+@pytest.mark.parametrize("value", [True, False, 0, 2, np.int64(1)])
+def test_valid_values_of_the_newly_checked_parameters_pass(value):
+    SPTClassifier(verbose=value)._check_params()
+    SPTClassifier(random_state=int(value))._check_params()
+    SPTClassifier(random_state=np.random.RandomState(0), warm_start=np.bool_(True))._check_params()
+
+
+class _Wrong:
+    """A value of the wrong type for every parameter."""
+
+    def __repr__(self):
+        return "<wrong>"
+
+
+def _fit(est):
+    X, y = make_panel(n=8, t=16)
+    return est.fit(X) if isinstance(est, SPTPretrainer | SPTTransformerSktime) else est.fit(X, y)
+
+
+@pytest.mark.parametrize("cls, name", [(cls, name) for cls in ALL for name in _signature(cls)])
+def test_every_parameter_is_validated_at_fit(cls, name):
+    est = cls(**{**{k: v for k, v in TINY.items() if k in _signature(cls)}, name: _Wrong()})
+    with pytest.raises((ValueError, TypeError), match=name):
+        _fit(est)
+
+
+# --- an unknown keyword names the closest parameter -----------------------------------------
+@pytest.mark.parametrize("cls", ALL)
+@pytest.mark.parametrize("given, meant", [
+    ("n_jobs", "n_threads"), ("n_layers", "depth"), ("num_layers", "depth"),
+    ("learning_rate", "lr"), ("seed", "random_state"), ("dpeth", "depth"),
+    ("patch_len", "patch_size"), ("nhead", "n_heads"),
+])
+def test_an_unknown_keyword_names_the_closest_parameter(cls, given, meant):
+    message = (f"{cls.__name__}.__init__() got an unexpected keyword argument '{given}'; "
+               f"did you mean '{meant}'?")
+    with pytest.raises(TypeError, match=message.replace("(", r"\(").replace(")", r"\)")
+                       .replace("?", r"\?")):
+        cls(**{given: 2})
+
+
+def test_epochs_means_each_estimators_phase():
+    with pytest.raises(TypeError, match="did you mean 'max_epochs'"):
+        SPTClassifier(epochs=3)
+    with pytest.raises(TypeError, match="did you mean 'pretrain_epochs'"):  # not deprecated
+        SPTPretrainer(epochs=3)
+
+
+def test_an_unknown_keyword_without_a_likely_meaning_gets_no_guess():
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'colour'\.$"):
+        SPTClassifier(colour="blue")
+    assert suggest_parameter("colour", ["depth", "lr"]) is None
+    assert suggest_parameter("max_epoch", ["max_epochs", "pretrain_epochs"]) == "max_epochs"
+
+
+# --- the pretrainer's deprecated max_epochs -------------------------------------------------
+def test_deprecated_max_epochs_warns_and_fits_as_pretrain_epochs():
+    X, _ = make_panel(n=12, t=16)
+    new = SPTPretrainer(pretrain_epochs=2, **TINY)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the new spelling warns about nothing
+        new.fit(X)
+    old = SPTPretrainer(max_epochs=2, **TINY)
+    assert clone(old).get_params()["max_epochs"] == 2
+    with pytest.warns(FutureWarning, match="renamed pretrain_epochs"):
+        old.fit(X)
+    assert old.pretrain_epochs_ == old.max_epochs_ == new.pretrain_epochs_ == new.max_epochs_ == 2
+    assert np.array_equal(old.transform(X), new.transform(X))
+    for a, b in zip(old.encoder_.state_dict().values(), new.encoder_.state_dict().values(),
+                    strict=True):
+        assert np.array_equal(a.numpy(), b.numpy())
+
+
+def test_deprecated_max_epochs_with_pretrain_epochs_is_an_error():
+    X, _ = make_panel(n=12, t=16)
+    with pytest.raises(ValueError, match="set pretrain_epochs only"):
+        SPTPretrainer(max_epochs=2, pretrain_epochs=3, **TINY).fit(X)
+
+
+def test_the_sktime_transformer_takes_pretrain_epochs_and_the_old_spelling():
+    X, _ = make_panel(n=12, t=16)
+    new = SPTTransformerSktime(pretrain_epochs=1, **TINY).fit(X)
+    assert new.estimator_.pretrain_epochs_ == 1
+    with pytest.warns(FutureWarning, match="renamed pretrain_epochs"):
+        old = SPTTransformerSktime(max_epochs=1, **TINY).fit(X)
+    assert np.array_equal(old.transform(X).to_numpy(), new.transform(X).to_numpy())
+
+
+def test_a_pickle_of_a_pretrainer_before_the_rename_loads():
+    X, _ = make_panel(n=12, t=16)
+    pre = SPTPretrainer(pretrain_epochs=1, **TINY).fit(X)
+    state = pre.__getstate__()
+    # As sktspt 0.2.0 pickled it: the epochs under their old names.
+    state["max_epochs"] = state.pop("pretrain_epochs")
+    state["max_epochs_"] = state.pop("pretrain_epochs_")
+    old = SPTPretrainer.__new__(SPTPretrainer)
+    old.__setstate__(state)
+    assert old.pretrain_epochs == 1 and old.max_epochs == "deprecated"
+    assert old.pretrain_epochs_ == old.max_epochs_ == 1
+    assert np.array_equal(old.transform(X), pre.transform(X))
+
+
+@pytest.mark.parametrize("version", ["0.1.0", "0.2.0"])
+def test_a_saved_pretrainer_before_the_rename_loads_with_pretrain_epochs(version):
+    from pathlib import Path
+
+    import sktspt
+
+    pre = sktspt.load(Path(__file__).parent / "data" / f"pretrainer-{version}.sktspt")
+    assert pre.max_epochs == "deprecated" and pre.pretrain_epochs != "deprecated"
+    if hasattr(pre, "pretrain_epochs_"):  # files of 0.1.0 did not record the epochs
+        assert pre.pretrain_epochs_ == pre.max_epochs_ == pre.pretrain_epochs

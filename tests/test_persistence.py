@@ -80,7 +80,7 @@ def test_classifier_roundtrip_keeps_outputs_and_label_dtype(data, tmp_path, labe
 )
 def test_pretrainer_roundtrip_keeps_everything(data, tmp_path, params):
     X, _ = data
-    pre = SPTPretrainer(max_epochs=2, **TINY, **params).fit(X)
+    pre = SPTPretrainer(pretrain_epochs=2, **TINY, **params).fit(X)
     pre.save(tmp_path / "pre.sktspt")
     loaded = sktspt.load(tmp_path / "pre.sktspt")
     assert type(loaded) is SPTPretrainer
@@ -220,7 +220,7 @@ def test_pretrainer_parameter_is_rejected_with_advice(data, tmp_path):
     from sklearn.frozen import FrozenEstimator
 
     X, y = data
-    pre = SPTPretrainer(max_epochs=1, **TINY).fit(X)
+    pre = SPTPretrainer(pretrain_epochs=1, **TINY).fit(X)
     clf = SPTClassifier(pretrainer=FrozenEstimator(pre), max_epochs=1, **TINY).fit(X, y)
     with pytest.raises(ValueError, match="already contain the pretrained encoder"):
         clf.save(tmp_path / "m")

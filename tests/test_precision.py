@@ -79,7 +79,7 @@ def test_save_and_load_across_precisions(tmp_path, task, bf16_model):
         f32, bf16_model.set_params(precision="float32").predict_proba(Xt), atol=1e-6)
     bf16_model.set_params(precision="bfloat16")
     # float32 -> bfloat16, and a float16 model (as trained on a GPU) on a CPU: float32
-    pre = SPTPretrainer(max_epochs=1, precision="float32", random_state=0, **TINY).fit(Xt)
+    pre = SPTPretrainer(pretrain_epochs=1, precision="float32", random_state=0, **TINY).fit(Xt)
     pre.save(tmp_path / "f32.sktspt")
     back = load(tmp_path / "f32.sktspt")
     assert back.precision == "float32"
@@ -118,7 +118,7 @@ def test_bad_precision_raises(task, bad):
 def test_float16_on_cpu_raises_in_fit(task):
     X, y, _, _ = task
     for est in (SPTClassifier(precision="float16", max_epochs=1, pretrain_epochs=1, **TINY),
-                SPTPretrainer(precision="float16", max_epochs=1, **TINY)):
+                SPTPretrainer(precision="float16", pretrain_epochs=1, **TINY)):
         with pytest.raises(ValueError, match="float16.*CUDA"):
             est.fit(X, y)
 

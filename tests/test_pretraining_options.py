@@ -25,7 +25,7 @@ def test_mask_hides_only_the_chosen_channels(kind):
 def test_pretraining_never_reconstructs_the_visible_channels():
     rng = np.random.RandomState(0)
     X = rng.normal(size=(16, 3, 24))
-    pre = SPTPretrainer(max_epochs=1, mask_channels=[2], masking="random", **TINY).fit(X)
+    pre = SPTPretrainer(pretrain_epochs=1, mask_channels=[2], masking="random", **TINY).fit(X)
     net = pre.net_
     hidden = net.draw_mask(torch.from_numpy(pre._prepare(X)), torch.Generator().manual_seed(1))
     assert hidden[:, 2].any() and not hidden[:, :2].any()
@@ -50,7 +50,7 @@ def test_pretraining_never_reconstructs_the_visible_channels():
 def test_mask_channels_is_validated_against_the_data(channels, match):
     X = np.random.RandomState(0).normal(size=(10, 3, 12))
     with pytest.raises(ValueError, match=match):
-        SPTPretrainer(max_epochs=1, mask_channels=channels, **TINY).fit(X)
+        SPTPretrainer(pretrain_epochs=1, mask_channels=channels, **TINY).fit(X)
 
 
 def test_random_crop_keeps_a_window_of_each_series_moved_to_the_start():
@@ -73,13 +73,13 @@ def test_random_crop_keeps_a_window_of_each_series_moved_to_the_start():
 def test_pretrain_crops_is_validated(value):
     X = np.random.RandomState(0).normal(size=(10, 1, 12))
     with pytest.raises(ValueError, match="pretrain_crops must be None or"):
-        SPTPretrainer(max_epochs=1, pretrain_crops=value, **TINY).fit(X)
+        SPTPretrainer(pretrain_epochs=1, pretrain_crops=value, **TINY).fit(X)
 
 
 def test_crops_reach_the_pretraining_batches():
     X = np.random.RandomState(0).normal(size=(16, 1, 32))
     seen = []
-    pre = SPTPretrainer(max_epochs=1, pretrain_crops=0.25, validation_fraction=0.0, **TINY)
+    pre = SPTPretrainer(pretrain_epochs=1, pretrain_crops=0.25, validation_fraction=0.0, **TINY)
     pre.fit(X)
     net = pre.net_
     original = net.infer
@@ -113,7 +113,7 @@ def test_mask_ratio_spread_reaches_pretraining_masks_and_is_validated():
     from conftest import make_panel
 
     X, y = make_panel(n=24, t=64)
-    pre = SPTPretrainer(mask_ratio_spread=0.3, depth=1, d_model=16, max_epochs=2,
+    pre = SPTPretrainer(mask_ratio_spread=0.3, depth=1, d_model=16, pretrain_epochs=2,
                         random_state=0).fit(X)
     assert pre.net_.ratio_spread == 0.3
     masks = pre.net_.draw_mask(torch.zeros(400, 1, 64), torch.Generator().manual_seed(0))

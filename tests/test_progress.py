@@ -88,7 +88,7 @@ def test_pretrain_callbacks_reach_pretraining_and_callbacks_fine_tuning(data):
 def test_pretrainer_callbacks_reach_its_pretraining(data):
     X, _ = data
     rec = Recorder()
-    SPTPretrainer(max_epochs=2, callbacks=[rec], **TINY).fit(X)
+    SPTPretrainer(pretrain_epochs=2, callbacks=[rec], **TINY).fit(X)
     assert rec.nets == [MaskedPretrainNet] * 2
 
 

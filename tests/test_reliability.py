@@ -152,7 +152,7 @@ def test_save_through_a_symlink_replaces_its_target_and_keeps_the_link(fitted, d
 def test_checkpoint_writers_do_not_share_a_temporary_folder(data, tmp_path):
     """A checkpoint overtaken while half written (by a second writer) still completes."""
     X, _ = data
-    pre = SPTPretrainer(max_epochs=1, **TINY).fit(X)
+    pre = SPTPretrainer(pretrain_epochs=1, **TINY).fit(X)
     checkpoint = EpochCheckpoint(str(tmp_path)).initialize()
     folder = str(tmp_path / "epoch_000001")
     written, overtaken = threading.Event(), threading.Event()
@@ -292,7 +292,7 @@ def test_checkpoint_of_a_fit_with_another_pretrainer_is_refused(data, tmp_path):
     from sklearn.frozen import FrozenEstimator
 
     X, y = data
-    first, second = (SPTPretrainer(max_epochs=1, **{**TINY, "random_state": s}).fit(X)
+    first, second = (SPTPretrainer(pretrain_epochs=1, **{**TINY, "random_state": s}).fit(X)
                      for s in (0, 1))
     params = dict(pretrain_epochs=0, max_epochs=1, checkpoint_dir=tmp_path, **TINY)
     SPTClassifier(pretrainer=FrozenEstimator(first), **params).fit(X, y)
@@ -492,7 +492,7 @@ def saved(fitted, tmp_path_factory):
 def saved_pretrainer(data, tmp_path_factory):
     X, _ = data
     path = tmp_path_factory.mktemp("saved") / "pre.sktspt"
-    SPTPretrainer(max_epochs=1, **TINY).fit(X).save(path)
+    SPTPretrainer(pretrain_epochs=1, **TINY).fit(X).save(path)
     return path
 
 

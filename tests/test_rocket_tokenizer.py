@@ -132,7 +132,7 @@ def test_classifier_fits_draws_thresholds_from_its_data_and_is_reproducible(tmp_
 
 def test_pretraining_learns_and_fine_tuning_keeps_the_thresholds():
     X, y = make_panel(n=40, t=48)
-    pre = SPTPretrainer(**TINY, patch_size=4, max_epochs=30, lr=3e-3, random_state=0).fit(X)
+    pre = SPTPretrainer(**TINY, patch_size=4, pretrain_epochs=30, lr=3e-3, random_state=0).fit(X)
     losses = pre.history_[:, "train_loss"]
     assert min(losses[-5:]) < 0.7 * losses[0]
     (thr,) = [m.threshold for m in pre.encoder_.modules() if isinstance(m, RocketEmbedding)]

@@ -21,7 +21,7 @@ CLASSIFIER_EXPECTED_FAILED = {
 @parametrize_with_checks(
     [
         SPTClassifier(pretrain_epochs=2, max_epochs=30, lr=3e-3, batch_size=32, **TINY),
-        SPTPretrainer(max_epochs=2, **TINY),
+        SPTPretrainer(pretrain_epochs=2, **TINY),
         # A fused model is an ordinary estimator: the same checks, on a 2-layer model fused to 1.
         FusedClassifier(
             SPTClassifier(pretrain_epochs=2, max_epochs=30, lr=3e-3, batch_size=32,

@@ -85,12 +85,12 @@ def test_classifier_delegates_faithfully_on_unequal_length_with_gaps():
 
 def test_transformer_gives_one_finite_row_per_series():
     X, _ = nested_unequal_with_gaps()
-    t = SPTTransformerSktime(max_epochs=2, **TINY)
+    t = SPTTransformerSktime(pretrain_epochs=2, **TINY)
     Z = t.fit_transform(X)
     assert isinstance(Z, pd.DataFrame)
     assert Z.shape == (len(X), 16)
     assert np.isfinite(Z.to_numpy()).all()
-    core = SPTPretrainer(max_epochs=2, **TINY).fit(X)
+    core = SPTPretrainer(pretrain_epochs=2, **TINY).fit(X)
     np.testing.assert_allclose(Z.to_numpy(), core.transform(X), rtol=1e-5, atol=1e-6)
 
 

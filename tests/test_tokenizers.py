@@ -51,7 +51,7 @@ def test_unknown_tokenizer_is_refused():
 
 def test_conv_tokenizer_pretrains_and_classifies():
     X, y = make_panel(n=40, t=48)
-    pre = SPTPretrainer(tokenizer="conv", depth=1, d_model=16, max_epochs=30, lr=3e-3,
+    pre = SPTPretrainer(tokenizer="conv", depth=1, d_model=16, pretrain_epochs=30, lr=3e-3,
                         validation_fraction=0.0, random_state=0).fit(X)
     losses = pre.history_[:, "train_loss"]
     assert min(losses[-5:]) < 0.6 * losses[0]

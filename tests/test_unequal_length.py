@@ -59,7 +59,7 @@ def test_padding_does_not_change_prediction_or_embedding(positional, normalize):
 
 def test_padding_does_not_change_pretrainer_embedding():
     X, _ = ragged()
-    pre = SPTPretrainer(max_epochs=1, patch_size=4, **TINY).fit(X)
+    pre = SPTPretrainer(pretrain_epochs=1, patch_size=4, **TINY).fit(X)
     s = X[0]
     np.testing.assert_allclose(
         pre.transform([pad(s, 9)]), pre.transform([s]), rtol=1e-5, atol=1e-6
@@ -68,7 +68,7 @@ def test_padding_does_not_change_pretrainer_embedding():
 
 def test_reconstruct_keeps_the_input_length_when_padding_is_dropped():
     X, _ = ragged()
-    pre = SPTPretrainer(max_epochs=1, patch_size=4, **TINY).fit(X)
+    pre = SPTPretrainer(pretrain_epochs=1, patch_size=4, **TINY).fit(X)
     s = X[0]
     out = pre.reconstruct([pad(s, 9)])
     assert out.shape == (1, 2, s.shape[1] + 9)

@@ -49,7 +49,6 @@ import torch.nn.functional as F
 __all__ = [
     "ATTENTIONS",
     "Lighthouse",
-    "check_attention_params",
     "lighthouse_attention",
     "select_entries",
     "set_sparse_attention",
@@ -230,49 +229,6 @@ def lighthouse_attention(
                                positions.contiguous(), right=True) - 1
     y = y.gather(-2, cover.reshape(n, h, padded, 1).expand(-1, -1, -1, d))
     return y[:, :, :N]
-
-
-# --- estimators ---------------------------------------------------------------------------
-def _as_int(value, name: str, low: int) -> int:
-    if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer) or (
-            value < low):
-        shown = value.item() if isinstance(value, np.generic) else value
-        raise ValueError(f"{name} must be an integer >= {low}, got {shown!r}.")
-    return int(value)
-
-
-def check_attention_params(est) -> Lighthouse | None:
-    """Validate ``attention`` and the ``lighthouse_*`` parameters of an estimator.
-
-    Returns the :class:`Lighthouse` settings, or None for dense attention.
-    """
-    attention = getattr(est, "attention", "dense")
-    if attention not in ATTENTIONS:
-        raise ValueError(f"attention must be one of {ATTENTIONS}, got {attention!r}.")
-    cfg = Lighthouse(
-        levels=_as_int(getattr(est, "lighthouse_levels", 3), "lighthouse_levels", 1),
-        pool=_as_int(getattr(est, "lighthouse_pool", 4), "lighthouse_pool", 2),
-        topk=_as_int(getattr(est, "lighthouse_topk", 8), "lighthouse_topk", 1),
-    )
-    recovery = getattr(est, "lighthouse_recovery", 0.1)
-    if isinstance(recovery, bool | np.bool_) or not isinstance(
-            recovery, int | float | np.number) or not 0.0 <= float(recovery) <= 1.0:
-        shown = recovery.item() if isinstance(recovery, np.generic) else recovery
-        raise ValueError(f"lighthouse_recovery must be a number in [0, 1], got {shown!r}.")
-    if attention == "dense":
-        return None
-    if cfg.tile_tokens > 2**24:
-        raise ValueError(
-            f"lighthouse_pool={cfg.pool} and lighthouse_levels={cfg.levels} make tiles of "
-            f"{cfg.tile_tokens} tokens; lower one of them."
-        )
-    depth = getattr(est, "depth", None)
-    if isinstance(depth, int | np.integer) and not isinstance(depth, bool) and depth < 3:
-        raise ValueError(
-            f"attention='lighthouse' needs depth >= 3, got depth={int(depth)}: the first and "
-            "last layers always stay dense, so there would be no layer to make sparse."
-        )
-    return cfg
 
 
 def middle_attentions(module: torch.nn.Module) -> list:
