@@ -26,7 +26,8 @@ The package's modules, one job each:
   local folder (``--data-dir``) or sktime's downloader;
 - :mod:`sktspt.benchmark.models`: the registry :data:`MODELS`, a plain dict
   ``name -> ModelSpec(factory)``, to which a new model type is one more entry;
-- :mod:`sktspt.benchmark.run`: planning and running the jobs (joblib: loky, dask, ray);
+- :mod:`sktspt.benchmark.run`: planning and running the jobs (loky, dask or ray futures) and
+  the results file;
 - :mod:`sktspt.benchmark.report`: the Markdown tables and page, and the figures;
 - :mod:`sktspt.benchmark.cli`: the command line.
 """

@@ -123,7 +123,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="a smoke test of the whole pipeline, not a benchmark (about half a minute on 2 "
         "cores with the default models): " + ", ".join(QUICK["datasets"]) + f", seed 0, "
         f"{QUICK['pretrain_epochs']}+{QUICK['epochs']} epochs (explicit options win)")
-    add("--n-jobs", type=int, default=1, help="parallel fits (joblib; -1: all cores/workers)")
+    add("--n-jobs", type=int, default=1,
+        help="parallel fits (-1: all cores, or all cluster workers)")
     add("--threads", type=int, metavar="N",
         help="torch threads per fit (default 1: for these small models several single-threaded "
         "fits beat one multi-threaded fit, and extra threads slow fits down many times on a "
@@ -212,7 +213,7 @@ def resolve_options(args: argparse.Namespace, parser: argparse.ArgumentParser) -
         parser.error(str(exc))
     if args.backend == "ray":
         try:
-            import ray.util.joblib  # noqa: F401
+            import ray  # noqa: F401
         except ImportError:
             parser.error("--backend ray needs ray, which is not installed: "
                          "pip install 'ray[default]' (or use --backend dask).")

@@ -11,8 +11,8 @@
 A factory receives a :class:`RunConfig` (seed, epochs, depth, the dataset's shape facts and
 the user's ``--model-params``) and returns an unfitted estimator with ``fit`` and
 ``predict``. Add entries in a script, then call :func:`sktspt.benchmark.main` from it with
-``--models tsf ...``; joblib sends the factory to its workers with cloudpickle, so a lambda
-defined in the script works with parallel workers too.
+``--models tsf ...``; loky, dask and ray send the factory to their workers with
+cloudpickle, so a lambda defined in the script works with parallel workers too.
 """
 
 from __future__ import annotations
