@@ -433,9 +433,11 @@ def rows_of_jobs(jobs: Sequence[Job], results: pd.DataFrame,
 
 # --- execution ----------------------------------------------------------------------------
 class _Call:
-    """``run_job`` with the run's settings bound: what each backend sends to a worker."""
+    """``run_job`` with the run's settings bound: what each backend sends to a worker is
+    ``fn(job, spec, kwargs)`` (:func:`_job`, which calls :func:`run_job`)."""
 
     def __init__(self, registry, pretrain_epochs, epochs, params, n_parallel, threads):
+        self.fn = _job
         self.registry = registry
         self.kwargs = dict(pretrain_epochs=pretrain_epochs, epochs=epochs, params=params,
                            n_parallel=n_parallel, threads=threads)
@@ -462,7 +464,7 @@ def _describe(exc: BaseException) -> str:
 
 def _run_inline(call: _Call, jobs: Sequence[Job]) -> Iterator[tuple[Job, dict]]:
     for job in jobs:
-        yield job, _job(job, call.spec(job), call.kwargs)
+        yield job, call.fn(job, call.spec(job), call.kwargs)
 
 
 def _run_loky(call: _Call, jobs: Sequence[Job], n_parallel: int, max_attempts: int,
@@ -490,14 +492,16 @@ def _run_loky(call: _Call, jobs: Sequence[Job], n_parallel: int, max_attempts: i
     try:
         while pending or alone or running:
             executor = get_reusable_executor(max_workers=n_parallel)
+
             if alone:
-                if not running:
-                    job = alone.popleft()
-                    running[executor.submit(_job, job, call.spec(job), call.kwargs)] = (job, True)
+                batch, by_itself = ([alone.popleft()] if not running else []), True
             else:
-                while pending and len(running) < n_parallel:
-                    job = pending.popleft()
-                    running[executor.submit(_job, job, call.spec(job), call.kwargs)] = (job, False)
+                batch, by_itself = [], False
+                while pending and len(running) + len(batch) < n_parallel:
+                    batch.append(pending.popleft())
+            for job in batch:
+                future = executor.submit(call.fn, job, call.spec(job), call.kwargs)
+                running[future] = (job, by_itself)
             done, _ = wait(list(running), timeout=poll_s, return_when=FIRST_COMPLETED)
             if not done:
                 manager = getattr(executor, "_executor_manager_thread", None)
@@ -520,9 +524,10 @@ def _run_loky(call: _Call, jobs: Sequence[Job], n_parallel: int, max_attempts: i
                     if deaths[job] < max_attempts:
                         alone.append(job)
                         continue
+                    times = "once" if deaths[job] == 1 else f"{deaths[job]} times"
                     row = call.error_row(
-                        job, f"{_describe(exc)}; the worker running this job died "
-                        f"{deaths[job]} times while it ran alone")
+                        job, f"{_describe(exc)}; the worker running this job died {times} "
+                        "while it ran alone")
                 except BaseException as exc:  # noqa: BLE001 - e.g. a result that cannot unpickle
                     row = call.error_row(job, _describe(exc))
                 yield job, row
@@ -551,7 +556,7 @@ def _run_dask(call: _Call, jobs: Sequence[Job], client, poll_s: float
     dask reruns a task whose worker died and, after its ``allowed-failures`` (3 by default),
     fails it with ``KilledWorker``, which becomes the job's error row.
     """
-    futures = {client.submit(_job, job, call.spec(job), call.kwargs, pure=False): job
+    futures = {client.submit(call.fn, job, call.spec(job), call.kwargs, pure=False): job
                for job in jobs}
     while futures:
         for future in _wait_dask(client, list(futures), poll_s):
@@ -570,7 +575,7 @@ def _run_ray(call: _Call, jobs: Sequence[Job], n_parallel: int, max_attempts: in
     ``max_attempts - 1`` times, then fails it (``WorkerCrashedError``: an error row)."""
     import ray
 
-    remote = ray.remote(num_cpus=1, max_retries=max_attempts - 1)(_job)
+    remote = ray.remote(num_cpus=1, max_retries=max_attempts - 1)(call.fn)
     pending, running = deque(jobs), {}
     while pending or running:
         while pending and len(running) < n_parallel:
