@@ -117,8 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
              "there (failed ones run again); without it an existing results.csv is moved to "
              "results.previous.csv")
     add("--write-docs", type=Path, metavar="PATH",
-        help="also write the Markdown page (and its figures, PATH's stem + .png, -cd.png, "
-             "-pairwise.png) to PATH, e.g. docs/results.md")
+        help="also write the Markdown page and its figures (PATH's stem + .png, and where "
+             "the run allows them -pairwise.png and -cd.png) to PATH, e.g. docs/results.md")
     add("--quick", action="store_true",
         help="a smoke test of the whole pipeline, not a benchmark (about half a minute on 2 "
         "cores with the default models): " + ", ".join(QUICK["datasets"]) + f", seed 0, "
@@ -215,13 +215,14 @@ def resolve_options(args: argparse.Namespace, parser: argparse.ArgumentParser) -
         try:
             import ray  # noqa: F401
         except ImportError:
-            parser.error("--backend ray needs ray, which is not installed: "
-                         "pip install 'ray[default]' (or use --backend dask).")
+            parser.error("--backend ray needs ray, which is not installed: install the "
+                         "package's ray extra (pip install -e '.[ray]') or pip install ray.")
     if args.backend == "dask":
         try:
             import distributed  # noqa: F401
         except ImportError:
-            parser.error("--backend dask needs dask.distributed: pip install 'dask[distributed]'.")
+            parser.error("--backend dask needs dask.distributed: install the package's dask "
+                         "extra (pip install -e '.[dask]') or pip install 'dask[distributed]'.")
     return Options(datasets, models, seeds, pretrain, epochs, depths, params, threads, data_dir)
 
 

@@ -537,12 +537,16 @@ def _run_loky(call: _Call, jobs: Sequence[Job], n_parallel: int, max_attempts: i
 
 
 def _wait_dask(client, futures: list, poll_s: float):
+    """The futures done within ``poll_s`` (at least one); between polls, raise if the
+    client has lost its scheduler rather than wait for results that cannot come."""
+    import asyncio
+
     from distributed import wait
 
     while True:
         try:
             return wait(futures, timeout=poll_s, return_when="FIRST_COMPLETED").done
-        except TimeoutError:
+        except (TimeoutError, asyncio.TimeoutError):  # distinct before Python 3.11
             if client.status not in ("running", "connecting"):
                 raise RuntimeError(f"the dask client lost its scheduler ({client.status}); "
                                    "the finished rows are in results.csv: rerun with "
