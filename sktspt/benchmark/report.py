@@ -6,7 +6,8 @@
   datasets (Friedman test, Nemenyi post-hoc test; Demšar 2006), drawn by sktime's
   :func:`sktime.benchmarking.critical_difference.plot_critical_difference`;
 - :func:`plot_pairwise`: one model's accuracy against another's per dataset, with the
-  diagonal (SPT against MiniRocket and against the same network from scratch).
+  diagonal (SPT against MiniRocket and against the same network from scratch); it needs
+  two or more datasets.
 
 The tables and figures take the result frame of :func:`sktspt.benchmark.run_benchmark`
 (columns ``dataset, model, seed, depth, accuracy, fit_s, predict_s, n_params, error``).
@@ -245,7 +246,8 @@ def _pyplot():
 
 
 def plot_accuracy(results: pd.DataFrame, path: Path) -> None:
-    """Accuracy per dataset (rows) and model (markers), std over seeds as error bars.
+    """Accuracy per dataset (rows) and model (markers), std over seeds as error bars
+    (clipped to [0, 1]).
 
     The accuracy axis spans the range of the results, not 0 to 1, so that differences of
     a point or two between models are visible; each dataset has its own row, and the
@@ -264,13 +266,16 @@ def plot_accuracy(results: pd.DataFrame, path: Path) -> None:
     y = np.arange(len(datasets))
     for i, label in enumerate(labels):
         part = summary[summary["label"] == label].set_index("dataset").reindex(datasets)
-        ax.errorbar(part["accuracy"], y + (i - (len(labels) - 1) / 2) * spread,
-                    xerr=part["std"] if show_std else None, fmt=markers[i % len(markers)],
+        # ± std, clipped to [0, 1]: an accuracy cannot pass 1.0.
+        acc, std = part["accuracy"].to_numpy(float), part["std"].to_numpy(float)
+        xerr = np.vstack([np.minimum(std, acc), np.minimum(std, 1.0 - acc)])
+        ax.errorbar(acc, y + (i - (len(labels) - 1) / 2) * spread,
+                    xerr=xerr if show_std else None, fmt=markers[i % len(markers)],
                     color=colors(i % colors.N), capsize=2, markersize=5, label=label)
     for k in range(1, len(datasets)):
         ax.axhline(k - 0.5, color="0.85", linewidth=0.8)
-    low = float((summary["accuracy"] - summary["std"]).min())
-    high = float((summary["accuracy"] + summary["std"]).max())
+    low = float((summary["accuracy"] - summary["std"]).clip(lower=0.0).min())
+    high = float((summary["accuracy"] + summary["std"]).clip(upper=1.0).max())
     pad = max(0.01, 0.05 * (high - low))
     ax.set_xlim(max(0.0, low - pad), min(1.0, high + pad) + 0.005)
     ax.set_yticks(y, datasets)
@@ -335,12 +340,19 @@ def plot_pairwise(results: pd.DataFrame, path: Path,
     accurate. ``pairs`` defaults to :func:`default_pairs` (SPT against MiniRocket and
     scratch).
 
+    With one dataset each panel would hold a single point, which the accuracy figure and
+    table already show, so the scatter needs at least two datasets.
+
     Returns
     -------
     str
-        Empty if the figure was written, else why not (no pair of models ran).
+        Empty if the figure was written, else why not (fewer than 2 datasets, or no pair
+        of models ran).
     """
     matrix = accuracy_matrix(results)
+    if len(matrix) < 2:
+        return (f"a pairwise scatter needs at least 2 datasets (one point per dataset); "
+                f"this run has {len(matrix)}")
     pairs = default_pairs(list(matrix.columns)) if pairs is None else list(pairs)
     pairs = [(a, b) for a, b in pairs if a in matrix and b in matrix
              and matrix[[a, b]].notna().all(axis=1).any()]
