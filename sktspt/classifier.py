@@ -21,6 +21,7 @@ from ._base import (
     _architecture,
     with_threads,
 )
+from ._concurrency import settle_eval
 from ._params import CLASSIFIER, check_value, declare_params
 from ._params import show as _show
 from .augment import resolve_mixup, roll_series
@@ -172,6 +173,7 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
             if self.max_epochs_ > 0:
                 self._train(net, _weighted(Xp, weights), y_enc, self.max_epochs_, "fine-tuning")
         self.net_ = net
+        settle_eval(net.module_)
         self.encoder_ = self.net_.module_.encoder
         self.history_ = self.net_.history
         return self
@@ -386,6 +388,7 @@ class SPTClassifier(ClassifierMixin, EmbeddingTransformerMixin, SPTBase):
         self.net_.precision = autocast_dtype(self.precision, self._device)
         with self._seeded(self._seed()):
             self.net_.partial_fit(_weighted(Xp, weights), y_enc)
+        settle_eval(self.net_.module_)
         return self
 
     # --- predict ----------------------------------------------------------------------

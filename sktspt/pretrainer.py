@@ -7,6 +7,7 @@ import torch
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import EmbeddingTransformerMixin, SPTBase, with_threads
+from ._concurrency import settle_eval
 from ._params import PRETRAINER, declare_params
 from .data import check_panel
 from .training import LeJEPANet
@@ -60,6 +61,7 @@ class SPTPretrainer(EmbeddingTransformerMixin, SPTBase):
         with self._seeded(seed):
             self.max_epochs_ = self._resolve_epochs(self.max_epochs, len(X), seed)
             self.net_ = self._pretrain(self._prepare(X), self.max_epochs_, seed, self.callbacks)
+        settle_eval(self.net_.module_)
         self.encoder_ = self.net_.module_.encoder
         self.history_ = self.net_.history
         return self
@@ -80,8 +82,7 @@ class SPTPretrainer(EmbeddingTransformerMixin, SPTBase):
                 "with pretrain_objective='lejepa'."
             )
         Xp = self._input(X)
-        module = self.net_.module_
-        module.eval()
+        module = settle_eval(self.net_.module_)
         with torch.no_grad():
             h = None if hidden is None else torch.as_tensor(hidden, dtype=torch.bool)
             if h is not None:
