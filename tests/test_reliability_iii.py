@@ -5,6 +5,10 @@ Each test pins one defect found by an attack on the package; each failed on the 
 before the fix.
 """
 
+import json
+import os
+import tracemalloc
+import zipfile
 from concurrent.futures import ThreadPoolExecutor
 
 import joblib
@@ -105,3 +109,145 @@ def test_fits_with_mixed_n_threads_in_threads_equal_serial_fits(data):
             assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)
+
+
+# --- model files that cannot exhaust memory -------------------------------------------------
+@pytest.fixture(scope="module")
+def model_file(data, tmp_path_factory):
+    X, y = data
+    path = tmp_path_factory.mktemp("model") / "m.sktspt"
+    SPTClassifier(**{**FAST, "n_threads": 1}).fit(X, y).save(path)
+    return path
+
+
+def craft(src, dst, meta=None, weights=None, extra=()):
+    """Copy a saved model with its metadata edited by ``meta(dict)`` (or given as bytes),
+    its weights by ``weights(bytes)``, and ``extra`` members added."""
+    with zipfile.ZipFile(src) as zf:
+        members = {n: zf.read(n) for n in zf.namelist()}
+    if meta is not None:
+        edited = json.loads(members["metadata.json"])
+        out = meta(edited)
+        members["metadata.json"] = out if isinstance(out, bytes) else json.dumps(edited)
+    if weights is not None:
+        members["weights.safetensors"] = weights(members["weights.safetensors"])
+    with zipfile.ZipFile(dst, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for name, blob in [*members.items(), *extra]:
+            zf.writestr(name, blob)
+    return dst
+
+
+def refused(path, match, limit_mb=200):
+    """``load(path)`` raises a ValueError matching ``match``, with Python's and numpy's
+    allocations peaking below ``limit_mb`` MB."""
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match=match):
+            load(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < limit_mb * 2**20, f"load allocated {peak / 2**20:.0f} MB before refusing"
+
+
+def test_a_huge_classes_dtype_is_refused_before_it_is_allocated(model_file, tmp_path):
+    def wide(meta):
+        meta["fitted"]["classes"]["dtype"] = "<U500000000"
+
+    path = craft(model_file, tmp_path / "wide.sktspt", meta=wide)
+    assert os.path.getsize(path) < 64 * 2**10
+    refused(path, r"classes_ of 2 labels of dtype <U500000000 take 4000000000 bytes")
+
+
+def test_a_classes_dtype_narrower_than_its_labels_is_refused(model_file, tmp_path):
+    def narrow(meta):
+        meta["fitted"]["classes"] = {"values": ["long label", "other label"], "dtype": "<U2"}
+
+    refused(craft(model_file, tmp_path / "narrow.sktspt", meta=narrow), "too narrow")
+
+
+def test_a_history_zip_bomb_is_refused_before_it_is_parsed(model_file, tmp_path):
+    def bomb(meta):
+        text = json.dumps(meta)
+        key = '"history": ['
+        at = text.index(key) + len(key)
+        return (text[:at] + "{}," * 21_000_000 + text[at:]).encode()
+
+    path = craft(model_file, tmp_path / "bomb.sktspt", meta=bomb)
+    assert os.path.getsize(path) < 1024 * 2**10  # a small file ...
+    with zipfile.ZipFile(path) as zf:  # ... that inflates to 63 MB of JSON
+        assert zf.getinfo("metadata.json").file_size > 60 * 2**20
+    refused(path, r"may hold \d+ JSON values .* more than the 2097152 allowed")
+
+
+def test_a_history_nested_too_deep_is_refused(model_file, tmp_path):
+    def deep(meta):
+        meta["fitted"]["history"][0]["batches"][0]["train_loss"] = [[[[1.0]]]]
+
+    refused(craft(model_file, tmp_path / "deep.sktspt", meta=deep), "nested more than 4 deep")
+
+
+def test_a_huge_metadata_list_in_the_weights_header_is_refused(model_file, tmp_path):
+    def padded(blob):
+        n = int.from_bytes(blob[:8], "little")
+        header = json.loads(blob[8 : 8 + n])
+        header["__metadata__"] = {"x": "y"}
+        text = json.dumps(header).replace('{"x": "y"}', "[" + "{}," * (5 * 2**20) + "{}]")
+        raw = text.encode()
+        raw += b" " * (-len(raw) % 8)
+        return len(raw).to_bytes(8, "little") + raw + blob[8 + n :]
+
+    path = craft(model_file, tmp_path / "header.sktspt", weights=padded)
+    assert os.path.getsize(path) < 256 * 2**10
+    refused(path, r"safetensors header may hold \d+ JSON values")
+
+
+def test_a_header_longer_than_the_weights_is_refused(model_file, tmp_path):
+    def lying(blob):
+        return (2**20).to_bytes(8, "little") + blob[8:]
+
+    refused(craft(model_file, tmp_path / "lying.sktspt", weights=lying),
+            "does not fit in the .* bytes of the weights")
+
+
+@pytest.mark.parametrize("equal_length", [False, True])
+def test_a_huge_series_length_is_refused_at_load(model_file, data, tmp_path, equal_length):
+    def long(meta):
+        fitted = meta["fitted"]
+        patch = fitted["patch_size_"]
+        fitted.update(n_timepoints_=10**6 * patch, max_tokens_=10**6,
+                      equal_length_=equal_length)
+        fitted["encoder_kwargs"]["max_tokens"] = 10**6
+
+    refused(craft(model_file, tmp_path / "long.sktspt", meta=long),
+            r"max_tokens_=1000000 is more than the 65536 tokens")
+
+
+def test_a_learned_position_table_must_match_the_stated_tokens(data, tmp_path):
+    X, y = data
+    src = tmp_path / "learned.sktspt"
+    SPTClassifier(positional="learned", **{**FAST, "n_threads": 1}).fit(X, y).save(src)
+
+    def longer(meta):
+        fitted = meta["fitted"]
+        fitted["n_timepoints_"] += 4 * fitted["patch_size_"]
+        fitted["max_tokens_"] += 4
+        fitted["encoder_kwargs"]["max_tokens"] += 4
+
+    refused(craft(src, tmp_path / "longer.sktspt", meta=longer),
+            "the weights do not fit the architecture")
+
+
+def test_an_extra_archive_member_is_refused(model_file, tmp_path):
+    path = craft(model_file, tmp_path / "extra.sktspt", extra=[("evil.pkl", b"\x80\x04.")])
+    refused(path, r"holds members \['evil.pkl'\] besides")
+
+
+def test_a_reused_checkpoint_dir_with_flipped_labels_names_the_labels(data, tmp_path):
+    X, y = data
+    params = dict(pretrain_epochs=1, max_epochs=1, checkpoint_dir=tmp_path, **TINY)
+    SPTClassifier(**params).fit(X, y)
+    with pytest.raises(ValueError, match=r"differs in: labels\)"):
+        SPTClassifier(**params).fit(X, 1 - y)
+    with pytest.raises(ValueError, match=r"differs in: data\)"):
+        SPTClassifier(**params).fit(X + 1.0, y)
