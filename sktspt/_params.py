@@ -157,6 +157,17 @@ def _augment(name: str, value) -> None:
             f"got {show(value)}.")
 
 
+#: Most threads ``n_threads`` may ask for (torch crashes on absurd counts such as 10**6).
+MAX_THREADS = 4096
+
+
+def _n_threads(name: str, value) -> None:
+    Integer(1, none=True)(name, value)
+    if value is not None and value > MAX_THREADS:
+        raise ValueError(f"{name} must be None or a positive integer of at most "
+                         f"{MAX_THREADS}, got {show(value)}.")
+
+
 def _path_or_none(name: str, value) -> None:
     if value is not None and not isinstance(value, str | os.PathLike):
         raise TypeError(f"{name} must be None or a path, got {type(value).__name__}.")
@@ -469,10 +480,19 @@ so ``n`` members cost less than ``n`` fits; each member's gradient is clipped on
 own, as the single network's would be.""", Integer(1), roles=(CLASSIFIER,)),
     Param("n_threads", None, "int or None", """
 CPU threads torch uses inside ``fit`` and the methods that predict or transform
-(``torch.set_num_threads``; the previous count is restored afterwards). None
-leaves torch's setting alone, which by default is one thread per core: on a
-machine busy with other work, ``n_threads=1`` is often many times faster.""",
-          Integer(1, none=True)),
+(``torch.set_num_threads``; torch's previous count is restored afterwards, and calls in
+other threads never see it). None lets the package choose by the model's size: one
+thread, plus one for every 2**30 multiply-adds of a training step (batch, tokens of a
+training-length series, depth, ``d_model``, ``dim_feedforward`` and ensemble members),
+at most torch's own count (one per core, or fewer under ``OMP_NUM_THREADS``, joblib's
+``loky`` workers or ``threadpoolctl``). The default model (``d_model=64``, depth 3,
+batch 16, about 32 tokens) gets one thread: its kernels are too short to share, and a
+second thread that waits for a busy core stalls every step (on a shared 2-core machine a
+GunPoint fit took about ten times longer on two threads than on one;
+``docs/performance.md``). Models with long series or large widths get more. CPU results differ in the last bits between thread counts, so the count,
+which depends on the model's size and the machine's cores but never on its load, is
+part of what makes a seeded fit bitwise reproducible. An int overrides the choice (at
+most 4096).""", _n_threads),
     Param("class_weight", None, 'None, "balanced" or dict', """
 Weights of the classes in the fine-tuning loss, for imbalanced data: a dict
 ``{label: weight}`` (missing labels weigh 1), or ``"balanced"`` for

@@ -109,7 +109,7 @@ def test_default_thread_count_runs_fit_and_is_restored(data):
         torch.set_num_threads(before)
 
 
-@pytest.mark.parametrize("value", [0, -1, 1.5, True, "2"])
+@pytest.mark.parametrize("value", [0, -1, 1.5, True, "2", 10**6])
 def test_n_threads_is_validated(data, value):
     X, y = data
     with pytest.raises(ValueError, match="n_threads must be None or a positive integer"):

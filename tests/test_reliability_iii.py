@@ -7,6 +7,8 @@ before the fix.
 
 import json
 import os
+import subprocess
+import sys
 import tracemalloc
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
@@ -17,6 +19,7 @@ import pytest
 import torch
 from conftest import make_panel
 
+import sktspt
 from sktspt import SPTClassifier, SPTPretrainer, load
 
 TINY = dict(
@@ -251,3 +254,112 @@ def test_a_reused_checkpoint_dir_with_flipped_labels_names_the_labels(data, tmp_
         SPTClassifier(**params).fit(X, 1 - y)
     with pytest.raises(ValueError, match=r"differs in: data\)"):
         SPTClassifier(**params).fit(X + 1.0, y)
+
+
+# --- fuzzing the metadata -----------------------------------------------------------------
+FUZZ = r"""
+import io, json, os, resource, sys, zipfile
+import numpy as np
+from sktspt import load
+
+src, X_path, out_path, limit = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+X = np.load(X_path)
+with zipfile.ZipFile(src) as zf:
+    members = {n: zf.read(n) for n in zf.namelist()}
+meta = json.loads(members["metadata.json"])
+
+
+def variants(value):
+    # Sizes times 10**6, types swapped, lists nested.
+    if isinstance(value, bool):
+        return [not value, int(value), str(value)]
+    if isinstance(value, int):
+        return [value * 10**6, -value, str(value), float(value) + 0.5, [value]]
+    if isinstance(value, float):
+        return [value * 1e6, -value, str(value), [value]]
+    if isinstance(value, str):
+        return [10**6, value * 1000, [value], None]
+    if value is None:
+        return [0, "None", {}]
+    if isinstance(value, list):
+        return [[value], {"0": value}, value * 1000 if len(value) < 100 else value[:1], []]
+    return [[value], {"nested": value}, list(value), {}]
+
+
+def paths(node, prefix=()):
+    yield prefix
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if k not in ("history", "pretrain_history") or len(prefix) > 1:
+                yield from paths(v, prefix + (k,))
+            else:
+                yield prefix + (k,)
+                yield from paths(v[0], prefix + (k, 0))
+    elif isinstance(node, list) and node and len(prefix) > 1:
+        yield from paths(node[0], prefix + (0,))
+
+
+def edited(path, value):
+    copy = json.loads(json.dumps(meta))
+    node = copy
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    return copy
+
+
+cases = []
+for p in paths(meta):
+    if not p:
+        continue
+    node = meta
+    for key in p:
+        node = node[key]
+    cases += [(p, v) for v in variants(node)]
+stride = max(1, len(cases) // limit)
+cases = cases[::stride]
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+outcome = {"refused": 0, "loaded": 0, "failures": [], "cases": len(cases)}
+target = os.path.join(os.path.dirname(out_path), "fuzzed.sktspt")
+for path, value in cases:
+    with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("metadata.json", json.dumps(edited(path, value)))
+        zf.writestr("weights.safetensors", members["weights.safetensors"])
+    try:
+        est = load(target)
+    except ValueError:
+        outcome["refused"] += 1
+        continue
+    except BaseException as exc:
+        outcome["failures"].append(f"load {path}={value!r:.60}: {type(exc).__name__}: {exc}")
+        continue
+    outcome["loaded"] += 1
+    try:
+        labels = est.predict(X) if hasattr(est, "predict") else est.transform(X)
+        assert len(labels) == len(X)
+    except BaseException as exc:
+        outcome["failures"].append(f"predict {path}={value!r:.60}: {type(exc).__name__}: {exc}")
+outcome["peak_mb"] = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) / 1024
+with open(out_path, "w") as f:
+    json.dump(outcome, f)
+"""
+
+
+def test_fuzzed_metadata_is_refused_or_loads_a_working_model(model_file, data, tmp_path):
+    X, _ = data
+    np.save(tmp_path / "X.npy", X[:5])
+    script = tmp_path / "fuzz.py"
+    script.write_text(FUZZ)
+    out = tmp_path / "outcome.json"
+    # A process of its own, so that its peak memory is the fuzzing's alone.
+    subprocess.run(
+        [sys.executable, str(script), str(model_file), str(tmp_path / "X.npy"), str(out),
+         "150"],
+        check=True, timeout=600, env={**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": (
+            os.pathsep.join([os.path.dirname(os.path.dirname(sktspt.__file__)),
+                             os.environ.get("PYTHONPATH", "")]))},
+    )
+    outcome = json.loads(out.read_text())
+    assert outcome["failures"] == []
+    assert outcome["refused"] > 20 and outcome["loaded"] > 20, outcome
+    assert outcome["peak_mb"] < 200, outcome
