@@ -489,10 +489,10 @@ at most torch's own count (one per core, or fewer under ``OMP_NUM_THREADS``, job
 batch 16, about 32 tokens) gets one thread: its kernels are too short to share, and a
 second thread that waits for a busy core stalls every step (on a shared 2-core machine a
 GunPoint fit took about ten times longer on two threads than on one;
-``docs/performance.md``). Models with long series or large widths get more. CPU results differ in the last bits between thread counts, so the count,
-which depends on the model's size and the machine's cores but never on its load, is
-part of what makes a seeded fit bitwise reproducible. An int overrides the choice (at
-most 4096).""", _n_threads),
+``docs/performance.md``). Models with long series or large widths get more. CPU results
+differ in the last bits between thread counts, so the count, which depends on the
+model's size and the machine's cores but never on its load, is part of what makes a
+seeded fit bitwise reproducible. An int overrides the choice (at most 4096).""", _n_threads),
     Param("class_weight", None, 'None, "balanced" or dict', """
 Weights of the classes in the fine-tuning loss, for imbalanced data: a dict
 ``{label: weight}`` (missing labels weigh 1), or ``"balanced"`` for
