@@ -201,7 +201,7 @@ class SPTBase(BaseEstimator):
         self._architecture = _architecture(encoder_kwargs)
         if classes is not None:
             self._set_classes(classes)
-        with self._seeded(0), warnings.catch_warnings():
+        with self._seeded(0, threads=False), warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             net = self._build_net(self._NET_ROLE, epochs=self._restored_epochs())
             net.initialize()
@@ -228,17 +228,18 @@ class SPTBase(BaseEstimator):
         return int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
 
     @contextmanager
-    def _seeded(self, seed: int):
+    def _seeded(self, seed: int, threads: bool = True):
         """Seed torch for this fit without touching the caller's global RNG state.
 
         Weight initialisation, dropout and batch order draw from torch's global
         generator, which threads share: seeded sections run one at a time in a process
         (``SEEDED_LOCK``), so that fits in threads equal serial ones and the caller's
-        state is restored intact. The section holds the fit's torch thread count
-        (:meth:`_thread_count`). Leaving the section also releases ``checkpoint_dir``.
+        state is restored intact. With ``threads`` the section holds the fit's torch
+        thread count (:meth:`_thread_count`); building a net whose weights are then
+        loaded does not need one. Leaving the section also releases ``checkpoint_dir``.
         """
         try:
-            with THREADS.hold(self._thread_count()), SEEDED_LOCK, \
+            with THREADS.hold(self._thread_count() if threads else None), SEEDED_LOCK, \
                     torch.random.fork_rng(devices=rng_devices()):
                 torch.manual_seed(seed)
                 yield
