@@ -953,20 +953,49 @@ cores the 2-process fit took 3.7-3.8 s against 2.9-3.0 s for one process (two ru
 
 ## Threads, joblib and cross-validation
 
-The models are small: a step is many short kernels, and a second torch thread per process
-gains little while costing a lot when the cores are busy (the `threads` rows were measured
-on a shared machine, where two threads lost badly). For parallel work, run one
-single-threaded fit per core:
+`n_threads=None` (the default) lets the package choose torch's thread count for each call
+by the model's size (`sktspt._concurrency.choose_threads`): one thread, plus one for every
+2**30 multiply-adds of a training step (batch size x ensemble members x depth x tokens of
+a training-length series x the layer's products), at most torch's own count (one per
+core, or fewer under `OMP_NUM_THREADS`, joblib's `loky` workers or `threadpoolctl`). The
+default model (d_model 64, depth 3, batch 16, about 32 tokens: 7e7 multiply-adds a step)
+gets one thread; a model of d_model 256, depth 6 on 512-token series gets every core.
+`n_threads=<int>` overrides the choice. The count is held for the whole call and restored
+afterwards, and calls in other threads of the process never change it midway (calls that
+want another count wait; see `docs/reliability.md`).
+
+Why one thread for small models: a step is many short kernels, and a second thread gains
+little while costing a lot when it waits for a busy core. Default `SPTClassifier` fits on
+GunPoint's training split (`python benchmarks/threads.py`, `auto_steps=200`, 2-core shared
+machine whose load average from other jobs was 4-6 throughout; "busy" adds one
+`python -c "while True: pass"`):
+
+| n_threads | idle (load 4-6) | busy (load 5-6 + 1 spinning process) |
+|---|---|---|
+| None before this choice (torch's default: 2 threads) | 213.3 s | 326.4 s |
+| 1 | 28.4 s | 16.1 s |
+| None now (chooses 1) | 35.5 s | 42.0 s |
+
+A full default fit (no arguments, 100 + 100 epochs at `auto_steps`) took 139.7 s with the
+new default on the same shared machine (load 5.6); the 21.8 s of the table above was
+measured on it when it was quieter. Results are bitwise reproducible for a given seed,
+data and thread count; since the chosen count depends on the model's size and the
+machine's cores (never on its load), a seeded fit repeats exactly on one machine, but a
+machine with another core count may choose another count for a large model and differ in
+the last bits (set `n_threads` to pin it).
+
+For parallel work, run one single-threaded fit per core:
 
 - `cross_val_score(..., n_jobs=k)` and `GridSearchCV(..., n_jobs=k)` with joblib's default
   `loky` backend already give each worker `cpu_count // k` torch threads (loky sets the
-  OpenMP thread count in its workers); nothing to do.
-- With joblib's `threading` backend, dask or ray, workers keep torch's default (all cores)
-  and oversubscribe. Limit them: `threadpoolctl.threadpool_limits(1)` (threadpoolctl comes
-  with scikit-learn and limits torch's OpenMP pool too), or `torch.set_num_threads(1)` in
-  each worker, e.g. `client.run(torch.set_num_threads, 1)` on a dask cluster.
-- A single fit on an otherwise idle machine may use all cores; compare the `threads` rows
-  on your own machine with `python benchmarks/speed.py --threads 2`.
+  OpenMP thread count in its workers), which caps the choice; nothing to do.
+- With joblib's `threading` backend the fits share one process: they run their training
+  one at a time (the seeded sections hold a lock) and each under its own thread count.
+  With dask or ray, workers keep torch's default as the cap; the default model uses one
+  thread regardless, and `threadpoolctl.threadpool_limits(1)` or
+  `client.run(torch.set_num_threads, 1)` caps large models too.
+- Compare the `threads` rows on your own machine with `python benchmarks/speed.py
+  --threads 2`, or `python benchmarks/threads.py --threads 1 2`.
 """
 
 

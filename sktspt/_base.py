@@ -15,6 +15,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 from skorch.net import NeuralNet
 
+from ._concurrency import THREADS, choose_threads, settle_eval, step_macs
 from ._params import (
     ARCHITECTURE,
     BASE_CONSTRAINTS,
@@ -47,24 +48,23 @@ def rng_devices() -> list[int]:
 
 
 def with_threads(method):
-    """Run ``method`` with ``torch.set_num_threads(self.n_threads)``, then restore the count.
+    """Run ``method`` holding torch's thread count for the estimator, then restore it.
 
-    ``n_threads=None`` leaves torch's setting alone. On CUDA, TF32 matmuls are allowed
-    for the call unless ``precision="float32"`` (:func:`sktspt.precision.matmul_precision`).
+    ``n_threads=<int>`` holds that count for the whole call; ``n_threads=None`` holds the
+    package's choice for the fitted model's size (:meth:`SPTBase._thread_count`), which
+    ``fit`` knows once it has read the data (its seeded section holds it from there).
+    The count is held through :data:`sktspt._concurrency.THREADS`, so calls in other
+    threads never change it midway. On CUDA, TF32 matmuls are allowed for the call
+    unless ``precision="float32"`` (:func:`sktspt.precision.matmul_precision`).
     """
 
     @wraps(method)
     def wrapper(self, *args, **kwargs):
         n_threads = getattr(self, "n_threads", None)
         check_value("n_threads", n_threads)
-        if n_threads is None:
+        fitting = method.__name__ == "fit" and n_threads is None
+        with THREADS.hold(None if fitting else self._thread_count()):
             return _with_matmul_precision(self, method, args, kwargs)
-        before = torch.get_num_threads()
-        torch.set_num_threads(int(n_threads))
-        try:
-            return _with_matmul_precision(self, method, args, kwargs)
-        finally:
-            torch.set_num_threads(before)
 
     return wrapper
 
@@ -164,10 +164,11 @@ class SPTBase(BaseEstimator):
             self._check_params()
         self.input_spec_ = spec
         self._architecture = _architecture(encoder_kwargs)
-        with self._seeded(0), warnings.catch_warnings():
+        with self._seeded(0, threads=False), warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             net = self._restored_net(self._trainer())
             net.initialize()
+        settle_eval(net.module_)
         return net
 
     def _restored_net(self, trainer: Trainer) -> NeuralNet:
@@ -190,20 +191,44 @@ class SPTBase(BaseEstimator):
         return int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
 
     @contextmanager
-    def _seeded(self, seed: int):
+    def _seeded(self, seed: int, threads: bool = True):
         """Seed torch for this fit without touching the caller's global RNG state.
 
         Weight initialisation, dropout and batch order draw from torch's global
         generator, which threads share: seeded sections run one at a time in a process
         (``SEEDED_LOCK``), so that fits in threads equal serial ones and the caller's
-        state is restored intact. Leaving the section also releases ``checkpoint_dir``.
+        state is restored intact. With ``threads`` the section holds the fit's torch
+        thread count (:meth:`_thread_count`); building a net whose weights are then
+        loaded does not need one. Leaving the section also releases ``checkpoint_dir``.
         """
         try:
-            with SEEDED_LOCK, torch.random.fork_rng(devices=rng_devices()):
+            with THREADS.hold(self._thread_count() if threads else None), SEEDED_LOCK, \
+                    torch.random.fork_rng(devices=rng_devices()):
                 torch.manual_seed(seed)
                 yield
         finally:
             self._release_run()
+
+    def _thread_count(self) -> int | None:
+        """Torch threads for this estimator's calls: ``n_threads``, or, for None, the
+        package's choice for the model's size (:func:`sktspt._concurrency.choose_threads`
+        on the multiply-adds of a training step at the fitted series length); None while
+        the series length is unknown (an unfitted estimator, or ``fit`` before it has read
+        its data)."""
+        if self.n_threads is not None:
+            return int(self.n_threads)
+        spec = self.__dict__.get("input_spec_")
+        if spec is None:
+            return None
+        arch = {k: getattr(self, k) for k in ("d_model", "depth", "dim_feedforward")}
+        arch.update({k: v for k, v in self.__dict__.get("_architecture", {}).items()
+                     if k in arch})
+        try:
+            macs = step_macs(spec.max_tokens, arch["d_model"], arch["depth"],
+                             arch["dim_feedforward"], self.batch_size, self._n_members())
+        except (TypeError, ValueError):  # parameters set to invalid values since the fit
+            macs = 0
+        return choose_threads(macs, THREADS.ceiling())
 
     def _release_run(self) -> None:
         lock = self.__dict__.pop("_run_lock", None)
@@ -388,25 +413,21 @@ class SPTBase(BaseEstimator):
         """
         n, c, _ = X.shape
         out = None
-        was_training = module.training
-        module.eval()
-        try:
-            with torch.no_grad(), self._autocast():
-                for rows, group in self._token_groups(X):
-                    length = group.shape[2]
-                    for start in range(0, len(rows), INFERENCE_BATCH):
-                        chunk = group[start : start + INFERENCE_BATCH]
-                        m = len(chunk)
-                        if m < INFERENCE_BATCH:
-                            filler = np.zeros((INFERENCE_BATCH - m, c, length), dtype=X.dtype)
-                            chunk = np.concatenate([chunk, filler])
-                        xb = torch.from_numpy(np.ascontiguousarray(chunk)).to(self._device)
-                        res = forward(xb)[:m].double().cpu().numpy()
-                        if out is None:
-                            out = np.empty((n, *res.shape[1:]), dtype=np.float64)
-                        out[rows[start : start + m]] = res
-        finally:
-            module.train(was_training)
+        settle_eval(module)
+        with torch.no_grad(), self._autocast():
+            for rows, group in self._token_groups(X):
+                length = group.shape[2]
+                for start in range(0, len(rows), INFERENCE_BATCH):
+                    chunk = group[start : start + INFERENCE_BATCH]
+                    m = len(chunk)
+                    if m < INFERENCE_BATCH:
+                        filler = np.zeros((INFERENCE_BATCH - m, c, length), dtype=X.dtype)
+                        chunk = np.concatenate([chunk, filler])
+                    xb = torch.from_numpy(np.ascontiguousarray(chunk)).to(self._device)
+                    res = forward(xb)[:m].double().cpu().numpy()
+                    if out is None:
+                        out = np.empty((n, *res.shape[1:]), dtype=np.float64)
+                    out[rows[start : start + m]] = res
         return out
 
     def __sklearn_tags__(self):

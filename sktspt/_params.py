@@ -216,6 +216,17 @@ def _augment(name: str, value) -> None:
             f"got {show(value)}.")
 
 
+#: Most threads ``n_threads`` may ask for (torch crashes on absurd counts such as 10**6).
+MAX_THREADS = 4096
+
+
+def _n_threads(name: str, value) -> None:
+    Integer(1, none=True)(name, value)
+    if value is not None and value > MAX_THREADS:
+        raise ValueError(f"{name} must be None or a positive integer of at most "
+                         f"{MAX_THREADS}, got {show(value)}.")
+
+
 def _path_or_none(name: str, value) -> None:
     if value is not None and not isinstance(value, str | os.PathLike):
         raise TypeError(f"{name} must be None or a path, got {type(value).__name__}.")
@@ -340,7 +351,7 @@ BASE_CONSTRAINTS: dict[str, Callable[[str, Any], None]] = {
     "random_state": random_state,
     "verbose": verbosity,
     "checkpoint_dir": _path_or_none,
-    "n_threads": Integer(1, none=True),
+    "n_threads": _n_threads,
     "precision": _precision,
     # Lighthouse sparse attention (with depth, also in RELATIONS)
     "attention": Options(ATTENTIONS),
@@ -614,10 +625,14 @@ batched product per layer for all of them) and share the rocket tokenizer's thre
 so ``n`` members cost less than ``n`` fits; each member's gradient is clipped on its
 own, as the single network's would be."""),
     "n_threads": ("int or None", """
-CPU threads torch uses inside ``fit`` and the methods that predict or transform
-(``torch.set_num_threads``; the previous count is restored afterwards). None
-leaves torch's setting alone, which by default is one thread per core: on a
-machine busy with other work, ``n_threads=1`` is often many times faster."""),
+CPU threads torch uses inside ``fit`` and the methods that predict or transform;
+torch's previous count is restored afterwards, and calls in other threads never see
+it. None lets the package choose by the model's size: one thread, plus one for every
+2**30 multiply-adds of a training step, at most torch's own count. The default model
+gets one thread, the fastest on small or busy machines (``docs/performance.md``). The
+choice depends on the model's size and the machine's cores, never on its load; CPU
+results differ in the last bits between thread counts, so it is part of what makes a
+seeded fit bitwise reproducible. An int (at most 4096) overrides it."""),
     "class_weight": ('None, "balanced" or dict', """
 Weights of the classes in the fine-tuning loss, for imbalanced data: a dict
 ``{label: weight}`` (missing labels weigh 1), or ``"balanced"`` for

@@ -22,6 +22,7 @@ from ._base import (
     _architecture,
     with_threads,
 )
+from ._concurrency import settle_eval
 from ._params import (
     EPOCHS,
     Integer,
@@ -322,6 +323,7 @@ class SPTClassifier(ParameterHints, ClassifierMixin, EmbeddingTransformerMixin, 
             if self.max_epochs_ > 0:
                 trainer.train(net, _weighted(Xp, weights), y_enc, self.max_epochs_, "fine-tuning")
         self.net_ = net
+        settle_eval(net.module_)
         self.encoder_ = self.net_.module_.encoder
         self.history_ = self.net_.history
         return self
@@ -536,6 +538,7 @@ class SPTClassifier(ParameterHints, ClassifierMixin, EmbeddingTransformerMixin, 
         self.net_.precision = autocast_dtype(self.precision, self._device)
         with self._seeded(self._seed()):
             self.net_.partial_fit(_weighted(Xp, weights), y_enc)
+        settle_eval(self.net_.module_)
         return self
 
     # --- predict ----------------------------------------------------------------------

@@ -42,6 +42,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import INFERENCE_BATCH, EmbeddingTransformerMixin
+from ._concurrency import THREADS, settle_eval
 from ._params import Integer, Number
 from .nn.encoder import masked_mean
 from .nn.heads import split_input
@@ -285,15 +286,9 @@ def fuse_layers(
                              ("random_state", random_state, 0)):
         Integer(low)(name, value)
     _LR("lr", lr)
-    threads = getattr(estimator, "n_threads", None)
-    before = torch.get_num_threads()
-    if threads is not None:
-        torch.set_num_threads(int(threads))
-    try:
+    with THREADS.hold(estimator._thread_count()):
         return _fuse(estimator, X, max_depth, tolerance, int(steps), int(finetune_steps),
                      float(lr), int(batch_size), int(max_series), int(random_state))
-    finally:
-        torch.set_num_threads(before)
 
 
 def _is_sktime_adapter(estimator) -> bool:
@@ -374,12 +369,7 @@ def _fuse(estimator, X, max_depth, tolerance, steps, finetune_steps, lr, batch_s
         rows = np.sort(np.random.default_rng(seed).choice(len(Xp), max_series, replace=False))
         Xp = Xp[rows]
     original = estimator.net_.module_.encoder
-    was_training = original.training
-    original.eval()
-    try:
-        states, keep = _collect_states(original, Xp, estimator._device)
-    finally:
-        original.train(was_training)
+    states, keep = _collect_states(settle_eval(original), Xp, estimator._device)
     distances = layer_distances(states, keep)
     groups = plan_groups(distances, max_depth, tolerance)
     encoder = copy.deepcopy(original).cpu().eval()

@@ -29,6 +29,7 @@ import torch
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import SPTBase
+from ._concurrency import settle_eval
 from .nn.encoder import TransformerEncoder
 from .nn.heads import split_input
 
@@ -84,21 +85,17 @@ def attention_maps(estimator, X, *, batch_size: int = 256) -> list[np.ndarray]:
     Xp = est.input_spec_.network_input(X, type(est).__name__,
                                        learned_positions=est.positional == "learned")
     device = next(encoder.parameters()).device
-    was_training = encoder.training
-    encoder.eval()
+    settle_eval(encoder)
     layers: list[list[np.ndarray]] = [[] for _ in encoder.layers]
-    try:
-        with torch.no_grad():
-            for start in range(0, len(Xp), batch_size):
-                x, observed = split_input(torch.from_numpy(Xp[start : start + batch_size]))
-                x, observed = x.to(device), observed.to(device)
-                _, keep = encoder.tokens(x, observed, observed)
-                rows = keep[:, None, :, None].to(x.dtype)
-                for out, m in zip(layers, encoder.attention_maps(x, observed, observed),
-                                  strict=True):
-                    out.append((m * rows).float().cpu().numpy())
-    finally:
-        encoder.train(was_training)
+    with torch.no_grad():
+        for start in range(0, len(Xp), batch_size):
+            x, observed = split_input(torch.from_numpy(Xp[start : start + batch_size]))
+            x, observed = x.to(device), observed.to(device)
+            _, keep = encoder.tokens(x, observed, observed)
+            rows = keep[:, None, :, None].to(x.dtype)
+            for out, m in zip(layers, encoder.attention_maps(x, observed, observed),
+                              strict=True):
+                out.append((m * rows).float().cpu().numpy())
     return [np.concatenate(parts) for parts in layers]
 
 

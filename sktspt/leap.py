@@ -23,6 +23,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from ._concurrency import settle_eval
 from ._params import leap_needs_one_network, validate
 from .nn.encoder import masked_mean
 from .nn.heads import split_input
@@ -174,19 +175,15 @@ def early_exit_infer(est, module, X: np.ndarray, threshold, min_layer: int, batc
     n = X.shape[0]
     logits = pooled = None
     exits = np.empty(n, dtype=np.int64)
-    was_training = module.training
-    module.eval()
-    try:
-        with torch.no_grad():
-            for rows, group in est._token_groups(X):
-                xb = torch.from_numpy(np.ascontiguousarray(group)).to(est._device)
-                lg, pl, ex = early_exit_pass(module, xb, threshold, min_layer, batch)
-                if logits is None:
-                    logits = np.empty((n, lg.shape[1]))
-                    pooled = np.empty((n, pl.shape[1]))
-                logits[rows] = lg.double().cpu().numpy()
-                pooled[rows] = pl.double().cpu().numpy()
-                exits[rows] = ex.numpy()
-    finally:
-        module.train(was_training)
+    settle_eval(module)
+    with torch.no_grad():
+        for rows, group in est._token_groups(X):
+            xb = torch.from_numpy(np.ascontiguousarray(group)).to(est._device)
+            lg, pl, ex = early_exit_pass(module, xb, threshold, min_layer, batch)
+            if logits is None:
+                logits = np.empty((n, lg.shape[1]))
+                pooled = np.empty((n, pl.shape[1]))
+            logits[rows] = lg.double().cpu().numpy()
+            pooled[rows] = pl.double().cpu().numpy()
+            exits[rows] = ex.numpy()
     return logits, pooled, exits

@@ -49,6 +49,8 @@ from safetensors.torch import save as save_tensors
 from sklearn.utils.validation import check_is_fitted
 from skorch.history import History
 
+from ._bounded import depth as _json_depth
+from ._bounded import loads_bounded
 from ._version import __version__
 from .augment import AUGMENTS, MIXUP_KINDS
 from .data import InputSpec, Normalizer
@@ -68,6 +70,17 @@ _CLASS_KINDS = "biufUO"
 MAX_METADATA_BYTES = 64 * 2**20
 MAX_HEADER_BYTES = 16 * 2**20
 _MAX_MEMBERS = 8
+#: JSON values the safetensors header may hold: about 8,000 tensors (an entry holds 8).
+MAX_HEADER_VALUES = 2**16
+#: Bytes of the ``classes_`` array a file may state (labels times the dtype's item size).
+MAX_CLASSES_BYTES = 16 * 2**20
+#: Tokens of a training-length series (``max_tokens_``) a file may state. Prediction pads
+#: shorter series of an unequal-length model to this length, so a file stating 10**6 would
+#: make a prediction of a few short series allocate gigabytes.
+MAX_TOKENS = 2**16
+#: Nesting of a training history: epochs (list), an epoch (dict), its batches (list), a
+#: batch (dict), and their values.
+MAX_HISTORY_DEPTH = 4
 #: Nets of the two estimators, as named in ``fitted["net"]``.
 _NETS = {
     "SPTClassifier": ("AugmentedNetClassifier",),
@@ -388,6 +401,12 @@ def _read_meta(zf: zipfile.ZipFile, bad: str) -> dict:
         )
     if missing:
         raise _Refused(f"{bad}: it lacks {', '.join(sorted(missing))}.")
+    extra = sorted(set(counts) - {_META, _WEIGHTS})
+    if extra:
+        raise _Refused(
+            f"{bad}: it holds members {extra[:5]} besides {_META} and {_WEIGHTS} (an sktspt "
+            "model file holds exactly those two)."
+        )
     info = zf.getinfo(_META)
     if info.file_size > MAX_METADATA_BYTES:
         raise _Refused(
@@ -398,7 +417,12 @@ def _read_meta(zf: zipfile.ZipFile, bad: str) -> dict:
         raw = f.read(MAX_METADATA_BYTES + 1)
     if len(raw) > MAX_METADATA_BYTES:
         raise _Refused(f"{bad}: its {_META} is larger than {MAX_METADATA_BYTES} bytes.")
-    meta = json.loads(raw.decode("utf-8"))
+    try:
+        meta = loads_bounded(raw, f"its {_META}", MAX_METADATA_BYTES)
+    except ValueError as exc:
+        if isinstance(exc, json.JSONDecodeError | UnicodeDecodeError):
+            raise
+        raise _Refused(f"{bad}: {exc}.") from exc
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise _Refused(f"{bad}: its metadata does not describe an sktspt estimator.")
     return meta
@@ -415,7 +439,14 @@ def _check_version(path: str, meta: dict) -> None:
 
 
 def _read_header(zf: zipfile.ZipFile) -> tuple[dict, int]:
-    """The safetensors header of the weights and the member size it implies."""
+    """The safetensors header of the weights and the member size it implies.
+
+    The header's stated length is checked against the member's own size and
+    :data:`MAX_HEADER_BYTES`, and its JSON against :data:`MAX_HEADER_VALUES`, before it
+    is read or parsed; its ``__metadata__`` must be a mapping of strings (as safetensors
+    writes it) and every entry a dtype, a shape and two offsets.
+    """
+    member = zf.getinfo(_WEIGHTS).file_size
     with zf.open(_WEIGHTS) as f:
         prefix = f.read(8)
         if len(prefix) < 8:
@@ -423,15 +454,25 @@ def _read_header(zf: zipfile.ZipFile) -> tuple[dict, int]:
         n = int.from_bytes(prefix, "little")
         if n > MAX_HEADER_BYTES:
             raise ValueError(f"a safetensors header of {n} bytes is implausible")
-        header = json.loads(f.read(n).decode("utf-8"))
+        if n > member - 8:
+            raise ValueError(f"a safetensors header of {n} bytes does not fit in the "
+                             f"{member} bytes of the weights")
+        header = loads_bounded(f.read(n), "the safetensors header", MAX_HEADER_BYTES,
+                               MAX_HEADER_VALUES)
     if not isinstance(header, dict):
         raise ValueError("the safetensors header is not a JSON object")
-    header.pop("__metadata__", None)
+    extra = header.pop("__metadata__", None)
+    if extra is not None and not (isinstance(extra, dict) and all(
+            isinstance(v, str) for v in extra.values())):
+        raise ValueError("the safetensors header's __metadata__ is not a mapping of strings")
     end = 0
     for name, entry in header.items():
         offsets = entry.get("data_offsets") if isinstance(entry, dict) else None
+        shape = entry.get("shape") if isinstance(entry, dict) else None
         if not (isinstance(offsets, list) and len(offsets) == 2
-                and all(isinstance(o, int) and o >= 0 for o in offsets)):
+                and all(isinstance(o, int) and o >= 0 for o in offsets)
+                and isinstance(shape, list) and all(isinstance(d, int) for d in shape)
+                and isinstance(entry.get("dtype"), str)):
             raise ValueError(f"the safetensors header entry {name!r} is malformed")
         end = max(end, offsets[1])
     return header, 8 + n + end
@@ -489,7 +530,10 @@ def _usable_device(device):
 
 
 def _classes(state: dict) -> np.ndarray:
-    dtype = np.dtype(state["dtype"])
+    name = state["dtype"]
+    if not isinstance(name, str) or len(name) > 16:
+        raise ValueError(f"classes_ dtype must be a short dtype string, got {name!r:.40}")
+    dtype = np.dtype(name)
     if dtype.kind not in _CLASS_KINDS:
         raise ValueError(f"unsupported classes_ dtype {dtype}")
     values = state["values"]
@@ -497,6 +541,14 @@ def _classes(state: dict) -> np.ndarray:
         isinstance(v, bool | int | float | str) for v in values
     ):
         raise ValueError("classes_ must be a list of labels")
+    # Sized before it is made: a dtype of "<U500000000" is 2 GB a label.
+    if len(values) * dtype.itemsize > MAX_CLASSES_BYTES:
+        raise ValueError(
+            f"classes_ of {len(values)} labels of dtype {dtype} take "
+            f"{len(values) * dtype.itemsize} bytes, more than the {MAX_CLASSES_BYTES} allowed"
+        )
+    if dtype.kind == "U" and any(len(str(v)) > dtype.itemsize // 4 for v in values):
+        raise ValueError(f"classes_ dtype {dtype} is too narrow for its labels")
     classes = np.asarray(values, dtype=dtype)
     if classes.ndim != 1 or len(classes) < 2:
         raise ValueError(f"classes_ must list at least 2 labels, got {values!r}")
@@ -608,6 +660,15 @@ def _input_spec(est, fitted: dict) -> tuple[InputSpec, dict]:
     )
     if spec.max_tokens != math.ceil(spec.n_timepoints / spec.patch_size):
         raise ValueError("max_tokens_ disagrees with n_timepoints_ and patch_size_")
+    if spec.max_tokens > MAX_TOKENS:
+        raise ValueError(
+            f"max_tokens_={spec.max_tokens} is more than the {MAX_TOKENS} tokens a saved "
+            "model may have (prediction pads series to this length)"
+        )
+    if est.__dict__.get("n_features_in_", spec.n_timepoints) != spec.n_timepoints or (
+            "n_features_in_" in est.__dict__ and spec.n_channels != 1):
+        raise ValueError("n_features_in_ (of a model fitted on 2D input) must equal "
+                         "n_timepoints_, with one channel")
     encoder_kwargs = fitted["encoder_kwargs"]
     if not isinstance(encoder_kwargs, dict):
         raise ValueError("encoder_kwargs must be a mapping")
@@ -615,6 +676,17 @@ def _input_spec(est, fitted: dict) -> tuple[InputSpec, dict]:
         if encoder_kwargs[key] != value:
             raise ValueError(f"encoder_kwargs_[{key!r}] disagrees with {key}_")
     return spec, encoder_kwargs
+
+
+def _history(value, name: str) -> list:
+    """A training history: a list of epochs (dicts with string keys), nested at most
+    :data:`MAX_HISTORY_DEPTH` deep (its length is bounded by the metadata's value count)."""
+    if not isinstance(value, list) or not all(
+            isinstance(e, dict) and all(isinstance(k, str) for k in e) for e in value):
+        raise ValueError(f"{name} must be a list of epochs (mappings)")
+    if _json_depth(value) > MAX_HISTORY_DEPTH:
+        raise ValueError(f"{name} is nested more than {MAX_HISTORY_DEPTH} deep")
+    return value
 
 
 def _build(meta: dict, device, probe: bool = False):
@@ -681,13 +753,11 @@ def _build(meta: dict, device, probe: bool = False):
         net = est._restore(spec, encoder_kwargs, **({"classes": classes} if is_classifier else {}))
     if is_classifier:
         ph = fitted.get("pretrain_history")
-        est.pretrain_history_ = None if ph is None else History(ph)
+        est.pretrain_history_ = None if ph is None else History(_history(ph, "pretrain_history"))
     if type(net).__name__ != fitted["net"]:
         raise ValueError(f"the file holds a {fitted['net']}, but these parameters build a "
                          f"{type(net).__name__}")
-    if not isinstance(fitted["history"], list):
-        raise ValueError("history must be a list")
-    net.history = History(fitted["history"])
+    net.history = History(_history(fitted["history"], "history"))
     # The optimizer state is not saved. Mark the fresh one as scheduled, as the saved one
     # was, so that a warm-start fit can continue the learning-rate schedule.
     for group in net.optimizer_.param_groups:

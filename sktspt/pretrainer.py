@@ -9,6 +9,7 @@ import torch
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import EmbeddingTransformerMixin, SPTBase, with_threads
+from ._concurrency import settle_eval
 from ._params import (
     DEPRECATED,
     EPOCHS,
@@ -168,6 +169,7 @@ class SPTPretrainer(ParameterHints, EmbeddingTransformerMixin, SPTBase):
             self.pretrain_epochs_ = trainer.epochs(epochs, len(X), seed)
             self.net_ = self._pretrain(
                 trainer, self._prepare(X), self.pretrain_epochs_, seed, self.callbacks)
+        settle_eval(self.net_.module_)
         self.encoder_ = self.net_.module_.encoder
         self.history_ = self.net_.history
         return self
@@ -228,8 +230,7 @@ class SPTPretrainer(ParameterHints, EmbeddingTransformerMixin, SPTBase):
                 "with pretrain_objective='lejepa'."
             )
         Xp = self._input(X)
-        module = self.net_.module_
-        module.eval()
+        module = settle_eval(self.net_.module_)
         with torch.no_grad():
             h = None if hidden is None else torch.as_tensor(hidden, dtype=torch.bool)
             if h is not None:

@@ -54,9 +54,13 @@ from skorch.callbacks.scoring import PassthroughScoring
 from skorch.history import History
 from skorch.utils import noop
 
+from ._bounded import read_json_bounded
 from .callbacks import optimizer_steps
 from .data import InputSpec
-from .persistence import _fsync_dir, atomic_write, plain
+from .persistence import MAX_METADATA_BYTES, _fsync_dir, atomic_write, plain
+
+#: Largest ``checksums.json`` read: a few hundred bytes a checkpoint file.
+_MAX_CHECKSUMS_BYTES = 2**20
 
 try:
     import fcntl
@@ -265,8 +269,7 @@ class EpochCheckpoint(Checkpoint):
         try:
             net.load_params(**{k: os.path.join(folder, v) for k, v in _FILES.items()})
             _set_rng_state(net, load_file(os.path.join(folder, _RNG)))
-            with open(os.path.join(folder, _STOP_STATE)) as f:
-                states = json.load(f)
+            states = read_json_bounded(os.path.join(folder, _STOP_STATE), MAX_METADATA_BYTES)
             path = os.path.join(folder, _STOP_WEIGHTS)
             weights = load_file(path, device=str(net.device)) if os.path.exists(path) else {}
         except Exception as exc:
@@ -338,8 +341,7 @@ def verify(folder: str) -> None:
     start_over = "delete the checkpoint_dir to start this fit over."
     path = os.path.join(folder, _CHECKSUMS)
     try:
-        with open(path) as f:
-            sums = json.load(f)["sha256"]
+        sums = read_json_bounded(path, _MAX_CHECKSUMS_BYTES)["sha256"]
         if not isinstance(sums, dict) or not set(_FILES.values()) <= set(sums):
             raise ValueError("it does not list every checkpoint file")
     except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -364,7 +366,8 @@ def verify(folder: str) -> None:
 def _read_history(folder: str) -> History:
     verify(folder)
     try:
-        return History.from_file(os.path.join(folder, _FILES["f_history"]))
+        return History(read_json_bounded(os.path.join(folder, _FILES["f_history"]),
+                                         MAX_METADATA_BYTES))
     except (OSError, ValueError) as exc:
         raise ValueError(
             f"The checkpoint in {folder!r} is unreadable ({exc}); delete the folder to "
@@ -386,6 +389,10 @@ def fingerprint_arrays(*arrays) -> str:
 
 
 # --- claiming a checkpoint folder ---------------------------------------------------------
+#: What the arrays a fit passes to :func:`fit_fingerprint` are, in their order.
+ARRAY_NAMES = ("data", "labels", "unlabeled data", "sample weights")
+#: Fingerprint key of the arrays' own digests (absent from run.json of sktspt before it).
+_PARTS = "data parts"
 _UNVERIFIABLE = "<cannot be fingerprinted>"
 
 
@@ -469,6 +476,9 @@ def fit_fingerprint(estimator, seed: int, arrays) -> tuple[dict, list[str]]:
     skip = ("checkpoint_dir", "verbose", "device", "warm_start")
     unverifiable: list[str] = []
     fingerprint = {"estimator": type(estimator).__name__, "data": fingerprint_arrays(*arrays)}
+    # Each array on its own as well, so that a refusal names the one that differs.
+    fingerprint[_PARTS] = {name: fingerprint_arrays(a)
+                           for name, a in zip(ARRAY_NAMES, arrays, strict=False)}
     for key, value in estimator.get_params(deep=False).items():
         if key in skip:
             continue
@@ -544,6 +554,18 @@ class RunLock:
         self.release()
 
 
+def differing_parts(old: dict, new: dict) -> list[str]:
+    """The keys in which two fit fingerprints differ, the data named by their arrays
+    (``labels`` rather than ``data`` when only the labels changed)."""
+    keys = {k for k in set(old) | set(new) if old.get(k) != new.get(k)}
+    parts_old, parts_new = old.get(_PARTS), new.get(_PARTS)
+    if isinstance(parts_old, dict) and isinstance(parts_new, dict):
+        keys -= {"data", _PARTS}
+        keys |= {k for k in set(parts_old) | set(parts_new)
+                 if parts_old.get(k) != parts_new.get(k)}
+    return sorted(keys)
+
+
 def open_run(dirname: str, fingerprint: dict, seed: int, unverifiable=()) -> int:
     """Claim ``dirname`` for one fit; returns the seed to use.
 
@@ -560,17 +582,16 @@ def open_run(dirname: str, fingerprint: dict, seed: int, unverifiable=()) -> int
     path = os.path.join(dirname, RUN_FILE)
     if os.path.exists(path) and has_checkpoints(dirname):
         try:
-            with open(path) as f:
-                stored = json.load(f)
+            stored = read_json_bounded(path, MAX_METADATA_BYTES)
             old, stored_seed = stored["fingerprint"], int(stored["seed"])
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ValueError(
                 f"{path!r} is unreadable ({exc}); delete checkpoint_dir to start over."
             ) from exc
+        if _PARTS not in old:  # written before the arrays had digests of their own
+            fingerprint.pop(_PARTS, None)
         if old != fingerprint:
-            keys = sorted(
-                k for k in set(old) | set(fingerprint) if old.get(k) != fingerprint.get(k)
-            )
+            keys = differing_parts(old, fingerprint)
             raise ValueError(
                 f"checkpoint_dir={dirname!r} holds checkpoints of a different fit (differs "
                 f"in: {', '.join(keys)}). Use a new checkpoint_dir for each fit, or delete "

@@ -517,7 +517,7 @@ CRAFTED = {
                    set_in("fitted", "encoder_kwargs", "max_tokens",
                           value=2**31 // m["fitted"]["patch_size_"])(m),
                    set_in("fitted", "encoder_kwargs", "positional", value="learned")(m)],
-        "do not fit the architecture"),
+        "more than the 65536 tokens"),
     "device meta": (set_in("params", "device", value="meta"), "meta"),
     "device xla": (set_in("params", "device", value="xla"), "not a readable|invalid metadata"),
     "deep nesting": (lambda m: b"[" * 200_000 + b"]" * 200_000, "not a readable"),

@@ -49,7 +49,7 @@ def test_classifier_is_bitwise_reproducible_in_one_process(data):
 @pytest.mark.parametrize("objective", ["masked", "masked+sigreg"])
 def test_pretrainer_is_bitwise_reproducible_in_one_process(data, objective):
     X, _ = data
-    params = {k: v for k, v in PARAMS.items() if k not in ("pretrain_epochs",)}
+    params = {k: v for k, v in PARAMS.items() if k not in ("max_epochs",)}
     a = SPTPretrainer(random_state=1, pretrain_objective=objective, **params).fit(X)
     b = SPTPretrainer(random_state=1, pretrain_objective=objective, **params).fit(X)
     assert outputs(a, X) == outputs(b, X)

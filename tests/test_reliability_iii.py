@@ -1,0 +1,365 @@
+"""Reliability III (issue 62): thread-safe prediction, per-call thread counts, and model
+files that cannot exhaust memory.
+
+Each test pins one defect found by an attack on the package; each failed on the code
+before the fix.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tracemalloc
+import zipfile
+from concurrent.futures import ThreadPoolExecutor
+
+import joblib
+import numpy as np
+import pytest
+import torch
+from conftest import make_panel
+
+import sktspt
+from sktspt import SPTClassifier, SPTPretrainer, load
+
+TINY = dict(
+    depth=1, d_model=16, n_heads=2, dim_feedforward=16, dropout=0.1, batch_size=8,
+    random_state=0,
+)
+FAST = dict(pretrain_epochs=1, max_epochs=2, **TINY)
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make_panel(n=24, t=24)
+
+
+def in_threads(call, n_threads=8, calls_each=3):
+    """``call()`` from ``n_threads`` threads at once, ``calls_each`` times each."""
+    with ThreadPoolExecutor(n_threads) as pool:
+        return list(pool.map(lambda _: call(), range(n_threads * calls_each)))
+
+
+# --- prediction from many threads --------------------------------------------------------
+@pytest.mark.parametrize("source", ["fitted", "loaded"])
+def test_predict_proba_from_many_threads_equals_serial(data, tmp_path, source):
+    X, y = data
+    # Heavy dropout, and no validation split, so the last training step leaves the module
+    # in training mode: a prediction that ran with dropout on would differ by a lot.
+    clf = SPTClassifier(**{**FAST, "dropout": 0.5, "validation_fraction": 0.0}).fit(X, y)
+    if source == "loaded":
+        clf.save(tmp_path / "m.sktspt")
+        clf = load(tmp_path / "m.sktspt")
+    Xt = np.concatenate([X] * 6)  # several passes a call, so that calls overlap
+    serial = clf.predict_proba(Xt)
+    np.testing.assert_array_equal(serial, clf.predict_proba(Xt))
+    for proba in in_threads(lambda: clf.predict_proba(Xt)):
+        np.testing.assert_array_equal(proba, serial)
+    assert not any(m.training for m in clf.net_.module_.modules())
+
+
+def test_transform_from_many_threads_equals_serial(data, tmp_path):
+    X, _ = data
+    pre = SPTPretrainer(pretrain_epochs=2, **{**TINY, "dropout": 0.5}).fit(X)
+    pre.save(tmp_path / "p.sktspt")
+    pre = load(tmp_path / "p.sktspt")
+    Xt = np.concatenate([X] * 6)
+    serial = pre.transform(Xt)
+    for emb in in_threads(lambda: pre.transform(Xt)):
+        np.testing.assert_array_equal(emb, serial)
+
+
+def test_a_fitted_or_loaded_module_is_in_evaluation_mode_and_training_still_trains(
+        data, tmp_path):
+    X, y = data
+    clf = SPTClassifier(**{**FAST, "validation_fraction": 0.0}).fit(X, y)
+    assert not any(m.training for m in clf.net_.module_.modules())
+    clf.save(tmp_path / "m.sktspt")
+    loaded = load(tmp_path / "m.sktspt")
+    assert not any(m.training for m in loaded.net_.module_.modules())
+    # A warm start trains in training mode (dropout on) and ends in evaluation mode.
+    seen = []
+    module = loaded.net_.module_
+    hook = module.register_forward_pre_hook(lambda m, _: seen.append(m.training))
+    try:
+        loaded.set_params(warm_start=True, max_epochs=1).fit(X, y)
+    finally:
+        hook.remove()
+    assert True in seen
+    assert not any(m.training for m in loaded.net_.module_.modules())
+
+
+# --- thread counts of fits in threads ------------------------------------------------------
+def test_fits_with_mixed_n_threads_in_threads_equal_serial_fits(data):
+    X, y = data
+    before = torch.get_num_threads()
+    settings = [(None, 0), (1, 1), (2, 2), (None, 3), (2, 0), (1, 3)]
+
+    def fit(n_threads, seed):
+        clf = SPTClassifier(**{**FAST, "random_state": seed, "n_threads": n_threads})
+        return clf.fit(X, y).predict_proba(X)
+
+    try:
+        torch.set_num_threads(2)
+        serial = [fit(n, s) for n, s in settings]
+        assert torch.get_num_threads() == 2
+        for _ in range(2):
+            threaded = joblib.Parallel(n_jobs=len(settings), backend="threading")(
+                joblib.delayed(fit)(n, s) for n, s in settings
+            )
+            for a, b in zip(serial, threaded, strict=True):
+                np.testing.assert_array_equal(a, b)
+            assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+
+
+# --- model files that cannot exhaust memory -------------------------------------------------
+@pytest.fixture(scope="module")
+def model_file(data, tmp_path_factory):
+    X, y = data
+    path = tmp_path_factory.mktemp("model") / "m.sktspt"
+    SPTClassifier(**{**FAST, "n_threads": 1}).fit(X, y).save(path)
+    return path
+
+
+def craft(src, dst, meta=None, weights=None, extra=()):
+    """Copy a saved model with its metadata edited by ``meta(dict)`` (or given as bytes),
+    its weights by ``weights(bytes)``, and ``extra`` members added."""
+    with zipfile.ZipFile(src) as zf:
+        members = {n: zf.read(n) for n in zf.namelist()}
+    if meta is not None:
+        edited = json.loads(members["metadata.json"])
+        out = meta(edited)
+        members["metadata.json"] = out if isinstance(out, bytes) else json.dumps(edited)
+    if weights is not None:
+        members["weights.safetensors"] = weights(members["weights.safetensors"])
+    with zipfile.ZipFile(dst, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for name, blob in [*members.items(), *extra]:
+            zf.writestr(name, blob)
+    return dst
+
+
+def refused(path, match, limit_mb=200):
+    """``load(path)`` raises a ValueError matching ``match``, with Python's and numpy's
+    allocations peaking below ``limit_mb`` MB."""
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match=match):
+            load(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < limit_mb * 2**20, f"load allocated {peak / 2**20:.0f} MB before refusing"
+
+
+def test_a_huge_classes_dtype_is_refused_before_it_is_allocated(model_file, tmp_path):
+    def wide(meta):
+        meta["fitted"]["classes"]["dtype"] = "<U500000000"
+
+    path = craft(model_file, tmp_path / "wide.sktspt", meta=wide)
+    assert os.path.getsize(path) < 64 * 2**10
+    refused(path, r"classes_ of 2 labels of dtype <U500000000 take 4000000000 bytes")
+
+
+def test_a_classes_dtype_narrower_than_its_labels_is_refused(model_file, tmp_path):
+    def narrow(meta):
+        meta["fitted"]["classes"] = {"values": ["long label", "other label"], "dtype": "<U2"}
+
+    refused(craft(model_file, tmp_path / "narrow.sktspt", meta=narrow), "too narrow")
+
+
+def test_a_history_zip_bomb_is_refused_before_it_is_parsed(model_file, tmp_path):
+    def bomb(meta):
+        text = json.dumps(meta)
+        key = '"history": ['
+        at = text.index(key) + len(key)
+        return (text[:at] + "{}," * 21_000_000 + text[at:]).encode()
+
+    path = craft(model_file, tmp_path / "bomb.sktspt", meta=bomb)
+    assert os.path.getsize(path) < 1024 * 2**10  # a small file ...
+    with zipfile.ZipFile(path) as zf:  # ... that inflates to 63 MB of JSON
+        assert zf.getinfo("metadata.json").file_size > 60 * 2**20
+    refused(path, r"may hold \d+ JSON values .* more than the 2097152 allowed")
+
+
+def test_a_history_nested_too_deep_is_refused(model_file, tmp_path):
+    def deep(meta):
+        meta["fitted"]["history"][0]["batches"][0]["train_loss"] = [[[[1.0]]]]
+
+    refused(craft(model_file, tmp_path / "deep.sktspt", meta=deep), "nested more than 4 deep")
+
+
+def test_a_huge_metadata_list_in_the_weights_header_is_refused(model_file, tmp_path):
+    def padded(blob):
+        n = int.from_bytes(blob[:8], "little")
+        header = json.loads(blob[8 : 8 + n])
+        header["__metadata__"] = {"x": "y"}
+        text = json.dumps(header).replace('{"x": "y"}', "[" + "{}," * (5 * 2**20) + "{}]")
+        raw = text.encode()
+        raw += b" " * (-len(raw) % 8)
+        return len(raw).to_bytes(8, "little") + raw + blob[8 + n :]
+
+    path = craft(model_file, tmp_path / "header.sktspt", weights=padded)
+    assert os.path.getsize(path) < 256 * 2**10
+    refused(path, r"safetensors header may hold \d+ JSON values")
+
+
+def test_a_header_longer_than_the_weights_is_refused(model_file, tmp_path):
+    def lying(blob):
+        return (2**20).to_bytes(8, "little") + blob[8:]
+
+    refused(craft(model_file, tmp_path / "lying.sktspt", weights=lying),
+            "does not fit in the .* bytes of the weights")
+
+
+@pytest.mark.parametrize("equal_length", [False, True])
+def test_a_huge_series_length_is_refused_at_load(model_file, data, tmp_path, equal_length):
+    def long(meta):
+        fitted = meta["fitted"]
+        patch = fitted["patch_size_"]
+        fitted.update(n_timepoints_=10**6 * patch, max_tokens_=10**6,
+                      equal_length_=equal_length)
+        fitted["encoder_kwargs"]["max_tokens"] = 10**6
+
+    refused(craft(model_file, tmp_path / "long.sktspt", meta=long),
+            r"max_tokens_=1000000 is more than the 65536 tokens")
+
+
+def test_a_learned_position_table_must_match_the_stated_tokens(data, tmp_path):
+    X, y = data
+    src = tmp_path / "learned.sktspt"
+    SPTClassifier(positional="learned", **{**FAST, "n_threads": 1}).fit(X, y).save(src)
+
+    def longer(meta):
+        fitted = meta["fitted"]
+        fitted["n_timepoints_"] += 4 * fitted["patch_size_"]
+        fitted["max_tokens_"] += 4
+        fitted["encoder_kwargs"]["max_tokens"] += 4
+
+    refused(craft(src, tmp_path / "longer.sktspt", meta=longer),
+            "the weights do not fit the architecture")
+
+
+def test_an_extra_archive_member_is_refused(model_file, tmp_path):
+    path = craft(model_file, tmp_path / "extra.sktspt", extra=[("evil.pkl", b"\x80\x04.")])
+    refused(path, r"holds members \['evil.pkl'\] besides")
+
+
+def test_a_reused_checkpoint_dir_with_flipped_labels_names_the_labels(data, tmp_path):
+    X, y = data
+    params = dict(pretrain_epochs=1, max_epochs=1, checkpoint_dir=tmp_path, **TINY)
+    SPTClassifier(**params).fit(X, y)
+    with pytest.raises(ValueError, match=r"differs in: labels\)"):
+        SPTClassifier(**params).fit(X, 1 - y)
+    with pytest.raises(ValueError, match=r"differs in: data\)"):
+        SPTClassifier(**params).fit(X + 1.0, y)
+
+
+# --- fuzzing the metadata -----------------------------------------------------------------
+FUZZ = r"""
+import io, json, os, resource, sys, zipfile
+import numpy as np
+from sktspt import load
+
+src, X_path, out_path, limit = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+X = np.load(X_path)
+with zipfile.ZipFile(src) as zf:
+    members = {n: zf.read(n) for n in zf.namelist()}
+meta = json.loads(members["metadata.json"])
+
+
+def variants(value):
+    # Sizes times 10**6, types swapped, lists nested.
+    if isinstance(value, bool):
+        return [not value, int(value), str(value)]
+    if isinstance(value, int):
+        return [value * 10**6, -value, str(value), float(value) + 0.5, [value]]
+    if isinstance(value, float):
+        return [value * 1e6, -value, str(value), [value]]
+    if isinstance(value, str):
+        return [10**6, value * 1000, [value], None]
+    if value is None:
+        return [0, "None", {}]
+    if isinstance(value, list):
+        return [[value], {"0": value}, value * 1000 if len(value) < 100 else value[:1], []]
+    return [[value], {"nested": value}, list(value), {}]
+
+
+def paths(node, prefix=()):
+    yield prefix
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if k not in ("history", "pretrain_history") or len(prefix) > 1:
+                yield from paths(v, prefix + (k,))
+            else:
+                yield prefix + (k,)
+                yield from paths(v[0], prefix + (k, 0))
+    elif isinstance(node, list) and node and len(prefix) > 1:
+        yield from paths(node[0], prefix + (0,))
+
+
+def edited(path, value):
+    copy = json.loads(json.dumps(meta))
+    node = copy
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    return copy
+
+
+cases = []
+for p in paths(meta):
+    if not p:
+        continue
+    node = meta
+    for key in p:
+        node = node[key]
+    cases += [(p, v) for v in variants(node)]
+stride = max(1, len(cases) // limit)
+cases = cases[::stride]
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+outcome = {"refused": 0, "loaded": 0, "failures": [], "cases": len(cases)}
+target = os.path.join(os.path.dirname(out_path), "fuzzed.sktspt")
+for path, value in cases:
+    with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("metadata.json", json.dumps(edited(path, value)))
+        zf.writestr("weights.safetensors", members["weights.safetensors"])
+    try:
+        est = load(target)
+    except ValueError:
+        outcome["refused"] += 1
+        continue
+    except BaseException as exc:
+        outcome["failures"].append(f"load {path}={value!r:.60}: {type(exc).__name__}: {exc}")
+        continue
+    outcome["loaded"] += 1
+    try:
+        labels = est.predict(X) if hasattr(est, "predict") else est.transform(X)
+        assert len(labels) == len(X)
+    except BaseException as exc:
+        outcome["failures"].append(f"predict {path}={value!r:.60}: {type(exc).__name__}: {exc}")
+outcome["peak_mb"] = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) / 1024
+with open(out_path, "w") as f:
+    json.dump(outcome, f)
+"""
+
+
+def test_fuzzed_metadata_is_refused_or_loads_a_working_model(model_file, data, tmp_path):
+    X, _ = data
+    np.save(tmp_path / "X.npy", X[:5])
+    script = tmp_path / "fuzz.py"
+    script.write_text(FUZZ)
+    out = tmp_path / "outcome.json"
+    # A process of its own, so that its peak memory is the fuzzing's alone.
+    subprocess.run(
+        [sys.executable, str(script), str(model_file), str(tmp_path / "X.npy"), str(out),
+         "150"],
+        check=True, timeout=600, env={**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": (
+            os.pathsep.join([os.path.dirname(os.path.dirname(sktspt.__file__)),
+                             os.environ.get("PYTHONPATH", "")]))},
+    )
+    outcome = json.loads(out.read_text())
+    assert outcome["failures"] == []
+    assert outcome["refused"] > 20 and outcome["loaded"] > 20, outcome
+    assert outcome["peak_mb"] < 200, outcome
