@@ -1,14 +1,17 @@
-"""sktspt: self-pretraining (SPT) of transformers for time-series classification."""
+"""sktspt: self-pretraining (SPT) of transformers for time-series classification and regression."""
 
 from ._version import __version__
 from .classifier import SPTClassifier
 from .persistence import load
 from .pretrainer import SPTPretrainer
+from .regressor import SPTRegressor
 
 __all__ = [
     "SPTClassifier",
     "SPTClassifierSktime",
     "SPTPretrainer",
+    "SPTRegressor",
+    "SPTRegressorSktime",
     "SPTTransformerSktime",
     "__version__",
     "load",
@@ -17,6 +20,7 @@ __all__ = [
 # The sktime adapters import sktime's base classes, so they load on first use only.
 _LAZY = {
     "SPTClassifierSktime": "sktime_adapters",
+    "SPTRegressorSktime": "sktime_adapters",
     "SPTTransformerSktime": "sktime_adapters",
 }
 

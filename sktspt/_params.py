@@ -36,7 +36,7 @@ import math
 import os
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -540,6 +540,64 @@ unless ``"float32"``. ``"auto"``: bfloat16 on a CUDA GPU that supports it,
 float32 elsewhere (on CPU). Can be changed after fitting: prediction uses the
 current value, and falls back to float32 where the device cannot run it.""", _precision),
 )
+
+# --- SPTRegressor (issue 61) ----------------------------------------------------------------
+#: The regressor's role: the classifier's parameters less the class-specific ones (class
+#: weights, label smoothing, LEAP), plus ``loss`` after ``label_smoothing``'s place.
+REGRESSOR = "regressor"
+REGRESSION_LOSSES = ("squared_error", "huber")
+_CLASS_ONLY = ("class_weight", "label_smoothing", "exit_loss_weight", "early_exit",
+               "min_exit_layer")
+_REGRESSOR_DOCS = {
+    "augment": """
+Train on random variants of each batch, as for :class:`~sktspt.SPTClassifier`
+(``True``/``"stretch"``, ``"shift"``, ``"roll"``); prediction sees the series as given.
+``"auto"`` is no augmentation (``augment_`` False): the classifier's screen needs
+classes.""",
+    "validation_fraction": """
+Part of the training data held out (a random split) to pick the best epoch in each
+phase (pretraining by reconstruction loss on fixed masks); 0 trains on all of it and
+keeps the last epoch.""",
+    "n_estimators": """
+Networks trained together as one ensemble (:class:`~sktspt.nn.ensemble.Ensemble`), each
+from its own random weights and masks, sharing batches and one optimizer; ``predict``
+averages their values and ``transform`` concatenates their embeddings.""",
+}
+_LOSS = Param("loss", "squared_error", '{"squared_error", "huber"}', """
+Fine-tuning loss on the standardised targets: ``"squared_error"`` (MSE), or
+``"huber"`` (squared within one standard deviation of the target, linear beyond: robust
+to outlying targets).""", Options(REGRESSION_LOSSES), roles=(REGRESSOR,))
+
+
+def _as_regressor(p: Param) -> Param:
+    if CLASSIFIER not in p.roles or p.name in _CLASS_ONLY:
+        return p
+    docs = dict(p.docs)
+    if p.name in _REGRESSOR_DOCS or CLASSIFIER in p.docs:
+        docs[REGRESSOR] = _REGRESSOR_DOCS.get(p.name, p.docs.get(CLASSIFIER))
+    return replace(p, roles=(*p.roles, REGRESSOR), docs=docs)
+
+
+PARAMS = tuple(q for p in PARAMS for q in (
+    (_as_regressor(p), _LOSS) if p.name == "label_smoothing" else (_as_regressor(p),)))
+
+
+def document_params(role: str) -> Callable[[type], type]:
+    """Class decorator for an estimator with a written-out ``__init__``: the docstring's
+    ``<parameters>`` line becomes the "Parameters" section of ``role`` (as in
+    :func:`declare_params`), and ``_param_role`` is set."""
+
+    def decorate(cls: type) -> type:
+        cls._param_role = role
+        if cls.__doc__:
+            cls.__doc__ = _MARK.sub(
+                lambda m: parameters_section(params_of(role), role, m.group(1)), cls.__doc__,
+                count=1,
+            )
+        return cls
+
+    return decorate
+
 
 _BY_NAME = {p.name: p for p in PARAMS}
 

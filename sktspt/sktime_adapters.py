@@ -1,4 +1,4 @@
-"""sktime adapters: the SPT estimators as an sktime classifier and transformer.
+"""sktime adapters: the SPT estimators as an sktime classifier, regressor and transformer.
 
 sktime's ``ClassificationBenchmark``, ``evaluate``, pipelines and tuners accept only
 sktime's own estimator types; a scikit-learn estimator raises ``TypeError`` there or
@@ -18,13 +18,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from sktime.classification.base import BaseClassifier
+from sktime.regression.base import BaseRegressor
 from sktime.transformations.base import BaseTransformer
 
-from ._params import CLASSIFIER, PRETRAINER, declare_params
+from ._params import CLASSIFIER, PRETRAINER, REGRESSOR, declare_params
 from .classifier import SPTClassifier
 from .pretrainer import SPTPretrainer
+from .regressor import SPTRegressor
 
-__all__ = ["SPTClassifierSktime", "SPTTransformerSktime"]
+__all__ = ["SPTClassifierSktime", "SPTRegressorSktime", "SPTTransformerSktime"]
 
 _SHARED_TAGS = {
     # packaging
@@ -118,6 +120,81 @@ class SPTClassifierSktime(BaseClassifier):
             dict(
                 d_model=8, positional="rotary", masking="random", pretrain_epochs=1,
                 max_epochs=1, validation_fraction=0.0, random_state=1, **_TINY,
+            ),
+        ]
+
+
+@declare_params(REGRESSOR, sktime=True)
+class SPTRegressorSktime(BaseRegressor):
+    """:class:`~sktspt.SPTRegressor` as an sktime regressor.
+
+    Self-pretrains a transformer on the training series (masked reconstruction), then
+    fine-tunes it on the numeric targets, inside ``fit``. Use it wherever sktime needs
+    its own regressor type: regression benchmarking, ``evaluate``, sktime pipelines and
+    tuners. Accepts any sktime Panel input, multivariate, of unequal length and with
+    missing values (NaN), and several targets at once (``y`` with several columns is
+    fitted by one network, not one per column).
+
+    The parameters and their defaults are those of :class:`~sktspt.SPTRegressor`
+    (declared once, in ``sktspt._params``), less ``warm_start``: sktime's ``fit`` resets
+    the estimator, so there is nothing to continue.
+
+    <parameters>
+
+    Attributes
+    ----------
+    estimator_ : SPTRegressor
+        The fitted core regressor that ``predict`` delegates to.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sktspt import SPTRegressorSktime
+    >>> X = np.random.default_rng(0).normal(size=(20, 1, 24))
+    >>> y = X[:, 0, :4].mean(axis=1)
+    >>> reg = SPTRegressorSktime(depth=1, d_model=16, n_heads=2, pretrain_epochs=1,
+    ...                          max_epochs=2, random_state=0)
+    >>> reg.fit(X, y).predict(X).shape
+    (20,)
+    """
+
+    _tags = {
+        **_SHARED_TAGS,
+        # y arrives as (n, n_outputs); a single output is predicted as (n,), which sktime
+        # returns in y's own format.
+        "capability:multioutput": True,
+        "y_inner_mtype": "numpy2D",
+    }
+
+    def _fit(self, X, y) -> SPTRegressorSktime:
+        self.estimator_ = SPTRegressor(**self.get_params(deep=False)).fit(X, y)
+        return self
+
+    def _predict(self, X) -> np.ndarray:
+        return self.estimator_.predict(X)
+
+    @classmethod
+    def get_test_params(cls, parameter_set: str = "default") -> list[dict]:
+        """Two tiny, fast configurations for sktime's estimator checks.
+
+        Parameters
+        ----------
+        parameter_set : str, default="default"
+            Unused; sktime passes it to every estimator.
+
+        Returns
+        -------
+        list of dict
+            Keyword arguments for two instances: one with pretraining and a held-out
+            validation split and the squared error, one with other positions and masking,
+            no split and the Huber loss.
+        """
+        return [
+            dict(d_model=16, pretrain_epochs=1, max_epochs=2, validation_fraction=0.2,
+                 random_state=0, **_TINY),
+            dict(
+                d_model=8, positional="rotary", masking="random", loss="huber",
+                pretrain_epochs=1, max_epochs=1, random_state=1, **_TINY,
             ),
         ]
 
