@@ -8,7 +8,7 @@ from sklearn.base import RegressorMixin
 from sklearn.utils.validation import check_array, check_is_fitted
 
 from ._base import with_threads
-from ._params import REGRESSOR, document_params
+from ._params import REGRESSOR, document_params, show
 from ._supervised import SupervisedSPT
 from .data import check_finite_output
 from .nn.heads import RegressionModel
@@ -213,13 +213,13 @@ class SPTRegressor(RegressorMixin, SupervisedSPT):
         values = check_targets(y, n)
         if n < 2:
             raise ValueError(
-                f"SPTRegressor needs at least 2 training series to fit, got {n} sample."
+                f"SPTRegressor needs at least 2 training series, got {n} sample."
             )
         constant = np.flatnonzero(np.ptp(values, axis=0) == 0)
         if constant.size:
             which = "y" if values.shape[1] == 1 else f"y[:, {constant.tolist()}]"
             raise ValueError(
-                f"{which} is constant ({values[0, constant[0]]!r} for every series): a target "
+                f"{which} is constant ({show(values[0, constant[0]])} for every series): a target "
                 "with no variance cannot be learned or standardised."
             )
         self.n_outputs_ = values.shape[1]

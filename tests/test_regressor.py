@@ -23,7 +23,7 @@ def make_regression_panel(n=32, c=2, t=24, seed=0):
     g = np.random.default_rng(seed)
     X = g.normal(size=(n, c, t)).astype(np.float32)
     a, b = X[:, 0, :6].mean(axis=1), X[:, 1, 6:12].mean(axis=1)
-    return X, np.c_[100.0 + 20.0 * a - 10.0 * b, -5.0 + 3.0 * b]
+    return X, np.c_[100.0 + 20.0 * a - 10.0 * b, -5.0 + 3.0 * b].astype(np.float64)
 
 
 @pytest.fixture(scope="module")
