@@ -153,6 +153,31 @@ def test_warm_start_continues_on_the_first_fits_scale(data):
         reg.fit(X, Y[:, 0])
 
 
+def test_pretrainer_and_unlabeled_series_feed_pretraining(data):
+    """A fitted pretrainer's encoder starts fine-tuning; extra series change pretraining."""
+    from sklearn.frozen import FrozenEstimator
+
+    from sktspt import SPTPretrainer
+
+    X, Y = data
+    pre = SPTPretrainer(**{k: v for k, v in TINY.items() if k != "pretrain_epochs"}).fit(X)
+    reg = SPTRegressor(**{**TINY, "max_epochs": 0}, pretrainer=FrozenEstimator(pre)).fit(X, Y)
+    np.testing.assert_array_equal(reg.transform(X), pre.transform(X))
+    plain = SPTRegressor(**TINY).fit(X, Y)
+    extra = SPTRegressor(**TINY).fit(X, Y, X_unlabeled=X[:, :, ::-1].copy())
+    assert len(extra.pretrain_history_) == len(plain.pretrain_history_)
+    assert not np.array_equal(extra.predict(X), plain.predict(X))
+
+
+def test_a_finished_checkpointed_fit_is_reloaded(data, tmp_path):
+    X, Y = data
+    first = SPTRegressor(**TINY, checkpoint_dir=tmp_path / "run").fit(X, Y)
+    again = SPTRegressor(**TINY, checkpoint_dir=tmp_path / "run").fit(X, Y)
+    np.testing.assert_array_equal(again.predict(X), first.predict(X))
+    with pytest.raises(ValueError, match="different fit"):  # other targets, other fit
+        SPTRegressor(**TINY, checkpoint_dir=tmp_path / "run").fit(X, Y[::-1])
+
+
 # --- bad input (issue 61.4) --------------------------------------------------------------
 @pytest.mark.parametrize("bad, kind, message", [
     (None, ValueError, "requires y to be passed"),
