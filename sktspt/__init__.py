@@ -1,4 +1,4 @@
-"""sktspt: self-pretraining (SPT) of transformers for time-series classification."""
+"""sktspt: self-pretraining (SPT) of transformers for time-series classification and regression."""
 
 from ._version import __version__
 
@@ -6,6 +6,8 @@ __all__ = [
     "SPTClassifier",
     "SPTClassifierSktime",
     "SPTPretrainer",
+    "SPTRegressor",
+    "SPTRegressorSktime",
     "SPTTransformerSktime",
     "__version__",
     "load",
@@ -16,8 +18,10 @@ __all__ = [
 _LAZY = {
     "SPTClassifier": "classifier",
     "SPTPretrainer": "pretrainer",
+    "SPTRegressor": "regressor",
     "load": "persistence",
     "SPTClassifierSktime": "sktime_adapters",
+    "SPTRegressorSktime": "sktime_adapters",
     "SPTTransformerSktime": "sktime_adapters",
 }
 

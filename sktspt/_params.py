@@ -306,6 +306,8 @@ def _precision(name: str, value) -> None:
     check_precision(value)
 
 
+#: The regressor's fine-tuning losses.
+REGRESSION_LOSSES = ("squared_error", "huber")
 #: Epochs of a phase: a count, or ``"auto"`` for a budget of optimizer steps.
 EPOCHS = Integer(0, auto=True)
 
@@ -552,6 +554,10 @@ steps, at most 100."""),
     "weight_decay": ("float", "AdamW weight decay, ``>= 0``."),
     "batch_size": ("int", "Series per batch."),
     "label_smoothing": ("float", "Label smoothing of the cross-entropy loss, in ``[0, 1]``."),
+    "loss": ('{"squared_error", "huber"}', """
+Fine-tuning loss on the standardised targets: ``"squared_error"`` (MSE), or ``"huber"``
+(squared within one standard deviation of the target, linear beyond: robust to outlying
+targets)."""),
     "layer_decay": ("float", """
 Layer-wise learning-rate decay in fine-tuning, in ``(0, 1]``: with ``depth`` L, layer
 i (0 at the bottom) trains at ``lr * layer_decay ** (L - i)``, the tokenizer and
@@ -689,6 +695,23 @@ losses and SIGReg in float32, weights always float32; on CUDA, TF32 matmuls
 unless ``"float32"``. ``"auto"``: bfloat16 on a CUDA GPU that supports it,
 float32 elsewhere (on CPU). Can be changed after fitting: prediction uses the
 current value, and falls back to float32 where the device cannot run it."""),
+}
+
+#: Where the regressor's parameters mean something else than the classifier's.
+REGRESSOR_DOCS: dict[str, tuple[str, str]] = {
+    "augment": ('bool or {"stretch", "shift", "roll", "auto"}', """
+Train on random variants of each batch, as for :class:`~sktspt.SPTClassifier`
+(``True``/``"stretch"``, ``"shift"``, ``"roll"``); prediction sees the series as given.
+``"auto"`` is no augmentation (``augment_`` False): the classifier's screen needs
+classes."""),
+    "validation_fraction": ("float", """
+Part of the training data held out (a random split) to pick the best epoch in each
+phase (pretraining by reconstruction loss on fixed masks), in ``[0, 1)``; 0 trains on
+all of it and keeps the last epoch."""),
+    "n_estimators": ("int", """
+Networks trained together as one ensemble (:class:`~sktspt.nn.ensemble.Ensemble`), each
+from its own random weights and masks, sharing batches and one optimizer; ``predict``
+averages their values and ``transform`` concatenates their embeddings."""),
 }
 
 #: Where the pretrainer's parameters mean something else than the classifier's.

@@ -8,7 +8,8 @@ whoever wrote the file: load pickles you made yourself only. :func:`save` writes
     Format name and version, package versions, the estimator class (one of a fixed
     list; nothing is imported by name), its ``get_params()`` (JSON values only), the
     fitted state (shape facts, ``encoder_kwargs_``, normalisation statistics,
-    ``classes_`` with their dtype, training histories) and the skorch net class.
+    ``classes_`` with their dtype or a regressor's target mean and scale, training
+    histories) and the skorch net class.
 ``weights.safetensors``
     The state dict of ``net_.module_`` (encoder and head) in safetensors format.
 
@@ -85,6 +86,7 @@ MAX_HISTORY_DEPTH = 4
 _NETS = {
     "SPTClassifier": ("AugmentedNetClassifier",),
     "SPTPretrainer": ("MaskedPretrainNet", "MaskedSigRegNet", "LeJEPANet"),
+    "SPTRegressor": ("AugmentedNetRegressor",),
 }
 #: Parameters renamed since a saved format: ``{estimator: {old: new}}``. A file written
 #: before the new one existed sets it (the pretrainer's epochs were ``max_epochs`` until 0.3.0).
@@ -101,8 +103,10 @@ _HINTS = {
 def _estimator_classes() -> dict:
     from .classifier import SPTClassifier
     from .pretrainer import SPTPretrainer
+    from .regressor import SPTRegressor
 
-    return {"SPTClassifier": SPTClassifier, "SPTPretrainer": SPTPretrainer}
+    return {"SPTClassifier": SPTClassifier, "SPTPretrainer": SPTPretrainer,
+            "SPTRegressor": SPTRegressor}
 
 
 #: Parameters added after the first saved format, with the behaviour files without them had
@@ -182,7 +186,8 @@ def _normalizer_state(normalizer: Normalizer) -> dict:
 
 
 def save(estimator, path: str | os.PathLike) -> None:
-    """Save a fitted ``SPTClassifier`` or ``SPTPretrainer`` to one file, without pickle.
+    """Save a fitted ``SPTClassifier``, ``SPTRegressor`` or ``SPTPretrainer`` to one file,
+    without pickle.
 
     The file is a zip of ``metadata.json`` (parameters and fitted state) and
     ``weights.safetensors``; :func:`load` reads it back without executing anything from
@@ -192,7 +197,7 @@ def save(estimator, path: str | os.PathLike) -> None:
 
     Parameters
     ----------
-    estimator : SPTClassifier or SPTPretrainer
+    estimator : SPTClassifier, SPTRegressor or SPTPretrainer
         A fitted estimator whose parameters are all JSON values (a ``pretrainer``,
         ``callbacks`` or ``RandomState`` parameter must be set to None or an int first).
     path : str or path-like
@@ -237,6 +242,9 @@ def save(estimator, path: str | os.PathLike) -> None:
     fitted["history"] = estimator.net_.history.to_list()
     if hasattr(estimator, "classes_"):
         fitted["classes"] = _classes_state(np.asarray(estimator.classes_))
+    if hasattr(estimator, "target_mean_"):  # a regressor's target standardisation
+        fitted["targets"] = {"mean": np.asarray(estimator.target_mean_).tolist(),
+                             "scale": np.asarray(estimator.target_scale_).tolist()}
     if hasattr(estimator, "pretrain_history_"):
         pre = estimator.pretrain_history_
         fitted["pretrain_history"] = None if pre is None else pre.to_list()
@@ -562,6 +570,21 @@ def _classes(state: dict) -> np.ndarray:
     return classes
 
 
+def _targets(state: dict) -> dict:
+    """A regressor's ``target_mean`` and ``target_scale`` (finite; scales positive)."""
+    mean, scale = state["mean"], state["scale"]
+    if not (isinstance(mean, list) and isinstance(scale, list) and mean
+            and len(mean) == len(scale)):
+        raise ValueError("the target statistics must list one mean and one scale per output")
+    numbers = [v for v in mean + scale if isinstance(v, int | float) and not isinstance(v, bool)]
+    if len(numbers) != 2 * len(mean) or not np.isfinite(numbers).all():
+        raise ValueError(f"the target statistics must be finite numbers: {state!r}")
+    if not all(v > 0 for v in scale):
+        raise ValueError(f"the target scales must be positive, got {scale!r}")
+    return {"target_mean": np.asarray(mean, dtype=np.float64),
+            "target_scale": np.asarray(scale, dtype=np.float64)}
+
+
 def _numbers(values, n: int, name: str) -> np.ndarray:
     if not isinstance(values, list) or len(values) != n or not all(
         isinstance(v, int | float) and not isinstance(v, bool) for v in values
@@ -735,7 +758,8 @@ def _build(meta: dict, device, probe: bool = False):
     fitted = meta["fitted"]
     spec, encoder_kwargs = _input_spec(est, fitted)
     is_classifier = name == "SPTClassifier"
-    if is_classifier:
+    supervised = name in ("SPTClassifier", "SPTRegressor")
+    if supervised:
         est.mixup_ = _mixup(fitted, params)
         est.mixup_kind_ = _mixup_kind(fitted, params)
     if is_classifier != ("classes" in fitted):
@@ -743,15 +767,22 @@ def _build(meta: dict, device, probe: bool = False):
             f"an {name} file must {'' if is_classifier else 'not '}hold classes"
             + (" (is it an SPTPretrainer relabelled?)" if is_classifier else "")
         )
-    if is_classifier:  # after the check above, which names a relabelled pretrainer
+    is_regressor = name == "SPTRegressor"
+    if is_regressor != ("targets" in fitted):
+        raise ValueError(f"an {name} file must {'' if is_regressor else 'not '}hold targets")
+    if supervised:  # after the checks above, which name a relabelled pretrainer
         est.augment_ = _augment_choice(fitted, params)
+    if is_classifier:
         est.augment_evidence_ = _augment_evidence(fitted)
     if fitted["net"] not in _NETS[name]:
         raise ValueError(f"an {name} does not train a {fitted['net']!r}")
-    classes = _classes(fitted["classes"]) if is_classifier else None
+    targets = (
+        {"classes": _classes(fitted["classes"])} if is_classifier
+        else _targets(fitted["targets"]) if is_regressor else {}
+    )
     with torch.device("meta") if probe else contextlib.nullcontext():
-        net = est._restore(spec, encoder_kwargs, **({"classes": classes} if is_classifier else {}))
-    if is_classifier:
+        net = est._restore(spec, encoder_kwargs, **targets)
+    if supervised:
         ph = fitted.get("pretrain_history")
         est.pretrain_history_ = None if ph is None else History(_history(ph, "pretrain_history"))
     if type(net).__name__ != fitted["net"]:
@@ -787,7 +818,7 @@ def load(path: str | os.PathLike, device: str | None = None):
 
     Returns
     -------
-    SPTClassifier or SPTPretrainer
+    SPTClassifier, SPTRegressor or SPTPretrainer
         The fitted estimator; ``predict`` / ``transform`` give what they gave before
         saving. Its ``checkpoint_dir`` is None: a loaded model never writes checkpoints
         into the folder of the fit that made it.

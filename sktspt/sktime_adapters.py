@@ -1,4 +1,4 @@
-"""sktime adapters: the SPT estimators as an sktime classifier and transformer.
+"""sktime adapters: the SPT estimators as an sktime classifier, regressor and transformer.
 
 sktime's ``ClassificationBenchmark``, ``evaluate``, pipelines and tuners accept only
 sktime's own estimator types; a scikit-learn estimator raises ``TypeError`` there or
@@ -18,13 +18,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from sktime.classification.base import BaseClassifier
+from sktime.regression.base import BaseRegressor
 from sktime.transformations.base import BaseTransformer
 
-from ._params import PRETRAINER_DOCS, ParameterHints, document_parameters
+from ._params import PRETRAINER_DOCS, REGRESSOR_DOCS, ParameterHints, document_parameters
 from .classifier import SPTClassifier
 from .pretrainer import SPTPretrainer
+from .regressor import SPTRegressor
 
-__all__ = ["SPTClassifierSktime", "SPTTransformerSktime"]
+__all__ = ["SPTClassifierSktime", "SPTRegressorSktime", "SPTTransformerSktime"]
 
 _SHARED_TAGS = {
     # packaging
@@ -232,6 +234,187 @@ class SPTClassifierSktime(ParameterHints, BaseClassifier):
             dict(
                 d_model=8, positional="rotary", masking="random", pretrain_epochs=1,
                 max_epochs=1, validation_fraction=0.0, random_state=1, **_TINY,
+            ),
+        ]
+
+
+@document_parameters(REGRESSOR_DOCS)
+class SPTRegressorSktime(ParameterHints, BaseRegressor):
+    """:class:`~sktspt.SPTRegressor` as an sktime regressor.
+
+    Self-pretrains a transformer on the training series (masked reconstruction), then
+    fine-tunes it on the numeric targets, inside ``fit``. Use it wherever sktime needs
+    its own regressor type: regression benchmarking, ``evaluate``, sktime pipelines and
+    tuners. Accepts any sktime Panel input, multivariate, of unequal length and with
+    missing values (NaN), and several targets at once (``y`` with several columns is
+    fitted by one network, not one per column).
+
+    The parameters and their defaults are those of :class:`~sktspt.SPTRegressor`
+    (a test keeps the two signatures equal), less ``warm_start``: sktime's ``fit`` resets
+    the estimator, so there is nothing to continue.
+
+    <parameters>
+
+    Attributes
+    ----------
+    estimator_ : SPTRegressor
+        The fitted core regressor that ``predict`` delegates to.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sktspt import SPTRegressorSktime
+    >>> X = np.random.default_rng(0).normal(size=(20, 1, 24))
+    >>> y = X[:, 0, :4].mean(axis=1)
+    >>> reg = SPTRegressorSktime(depth=1, d_model=16, n_heads=2, pretrain_epochs=1,
+    ...                          max_epochs=2, random_state=0)
+    >>> reg.fit(X, y).predict(X).shape
+    (20,)
+    """
+
+    _tags = {
+        **_SHARED_TAGS,
+        # y arrives as (n, n_outputs); a single output is predicted as (n,), which sktime
+        # returns in y's own format.
+        "capability:multioutput": True,
+        "y_inner_mtype": "numpy2D",
+    }
+
+    def __init__(
+        self,
+        depth=3,
+        d_model=64,
+        n_heads=4,
+        dim_feedforward=128,
+        *,
+        dropout=0.1,
+        patch_size="auto",
+        tokenizer="rocket",
+        differences=0,
+        positional="sinusoidal",
+        architecture="transformer",
+        normalize="auto",
+        masking="span",
+        mask_ratio=0.7,
+        mask_ratio_spread=0.25,
+        mean_span=None,
+        pretrain_objective="masked",
+        sigreg_lambda=0.05,
+        pretrain_epochs="auto",
+        max_epochs="auto",
+        auto_steps=1000,
+        pretrain_share=0.25,
+        lr=0.001,
+        warmup="auto",
+        weight_decay=0.01,
+        batch_size=16,
+        loss="squared_error",
+        layer_decay=1.0,
+        reinit_layers=0,
+        augment="auto",
+        mixup="auto",
+        mixup_kind="auto",
+        validation_fraction=0.0,
+        patience=None,
+        pretrainer=None,
+        callbacks=None,
+        device="cpu",
+        random_state=None,
+        verbose=0,
+        checkpoint_dir=None,
+        n_estimators=1,
+        n_threads=None,
+        mask_channels=None,
+        pretrain_crops=None,
+        pretrain_callbacks=None,
+        attention="dense",
+        lighthouse_levels=3,
+        lighthouse_pool=4,
+        lighthouse_topk=8,
+        lighthouse_recovery=0.1,
+        precision="auto",
+    ) -> None:
+        self.depth = depth
+        self.d_model = d_model
+        self.n_heads = n_heads
+        self.dim_feedforward = dim_feedforward
+        self.dropout = dropout
+        self.patch_size = patch_size
+        self.tokenizer = tokenizer
+        self.differences = differences
+        self.positional = positional
+        self.architecture = architecture
+        self.normalize = normalize
+        self.masking = masking
+        self.mask_ratio = mask_ratio
+        self.mask_ratio_spread = mask_ratio_spread
+        self.mean_span = mean_span
+        self.pretrain_objective = pretrain_objective
+        self.sigreg_lambda = sigreg_lambda
+        self.pretrain_epochs = pretrain_epochs
+        self.max_epochs = max_epochs
+        self.auto_steps = auto_steps
+        self.pretrain_share = pretrain_share
+        self.lr = lr
+        self.warmup = warmup
+        self.weight_decay = weight_decay
+        self.batch_size = batch_size
+        self.loss = loss
+        self.layer_decay = layer_decay
+        self.reinit_layers = reinit_layers
+        self.augment = augment
+        self.mixup = mixup
+        self.mixup_kind = mixup_kind
+        self.validation_fraction = validation_fraction
+        self.patience = patience
+        self.pretrainer = pretrainer
+        self.callbacks = callbacks
+        self.device = device
+        self.random_state = random_state
+        self.verbose = verbose
+        self.checkpoint_dir = checkpoint_dir
+        self.n_estimators = n_estimators
+        self.n_threads = n_threads
+        self.mask_channels = mask_channels
+        self.pretrain_crops = pretrain_crops
+        self.pretrain_callbacks = pretrain_callbacks
+        self.attention = attention
+        self.lighthouse_levels = lighthouse_levels
+        self.lighthouse_pool = lighthouse_pool
+        self.lighthouse_topk = lighthouse_topk
+        self.lighthouse_recovery = lighthouse_recovery
+        self.precision = precision
+        super().__init__()
+
+    def _fit(self, X, y) -> SPTRegressorSktime:
+        self.estimator_ = SPTRegressor(**self.get_params(deep=False)).fit(X, y)
+        return self
+
+    def _predict(self, X) -> np.ndarray:
+        return self.estimator_.predict(X)
+
+    @classmethod
+    def get_test_params(cls, parameter_set: str = "default") -> list[dict]:
+        """Two tiny, fast configurations for sktime's estimator checks.
+
+        Parameters
+        ----------
+        parameter_set : str, default="default"
+            Unused; sktime passes it to every estimator.
+
+        Returns
+        -------
+        list of dict
+            Keyword arguments for two instances: one with pretraining and a held-out
+            validation split and the squared error, one with other positions and masking,
+            no split and the Huber loss.
+        """
+        return [
+            dict(d_model=16, pretrain_epochs=1, max_epochs=2, validation_fraction=0.2,
+                 random_state=0, **_TINY),
+            dict(
+                d_model=8, positional="rotary", masking="random", loss="huber",
+                pretrain_epochs=1, max_epochs=1, random_state=1, **_TINY,
             ),
         ]
 

@@ -5,7 +5,8 @@ thing skorch does not have: fresh random draws per training batch (masks, or vie
 LeJEPA) and fixed ones for validation, so validation loss is comparable across epochs.
 :class:`SeededStepNet` adds exactly that to ``NeuralNet``; :class:`MaskedPretrainNet`,
 :class:`MaskedSigRegNet` and :class:`LeJEPANet` each define one ``random_step``, and so
-does :class:`AugmentedNetClassifier`, the fine-tuning net, whose draws augment batches.
+does :class:`FineTuningNet`, the fine-tuning step of :class:`AugmentedNetClassifier` and
+:class:`AugmentedNetRegressor`, whose draws augment and mix batches.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import math
 
 import torch
-from skorch import NeuralNet, NeuralNetClassifier
+from skorch import NeuralNet, NeuralNetClassifier, NeuralNetRegressor
 from skorch.dataset import unpack_data
 from skorch.utils import TeeGenerator
 
@@ -26,7 +27,8 @@ from .precision import autocast, to_float32
 from .views import make_views
 
 __all__ = [
-    "AugmentedNetClassifier", "MaskedPretrainNet", "MaskedSigRegNet", "LeJEPANet", "WarmupCosine",
+    "AugmentedNetClassifier", "AugmentedNetRegressor", "FineTuningNet", "MaskedPretrainNet",
+    "MaskedSigRegNet", "LeJEPANet", "WarmupCosine",
     "layer_decay_groups", "resolve_warmup",
 ]
 
@@ -340,23 +342,22 @@ class LeJEPANet(SeededStepNet):
         return self.get_loss(proj, None, X=Xi, training=training), proj
 
 
-class AugmentedNetClassifier(SeededStepNet, NeuralNetClassifier):
-    """A ``NeuralNetClassifier`` that augments its training batches.
+class FineTuningNet(SeededStepNet):
+    """The fine-tuning step that the classifier's and the regressor's nets share.
 
     ``augmentation(X, generator)`` (see :mod:`sktspt.augment`) draws from a stream
     seeded by ``augment_seed``; validation and prediction batches are left as they are.
-    With ``augmentation=None`` it trains exactly like ``NeuralNetClassifier``.
 
     Sample weights: fit on ``X={"X": series, "sample_weight": weights}`` with
     ``criterion__reduction="none"``; the loss of a batch is then the mean of the
-    per-series losses times their weights.
+    per-series losses (averaged over a series' outputs first) times their weights.
 
     ``exit_loss_weight > 0`` adds that times the LEAP exit loss
     (:func:`sktspt.objectives.exit_loss`) on the pooled output of every encoder layer.
 
     ``mixup_alpha > 0`` trains on mixed pairs of series (:func:`sktspt.augment.mixup`,
     after the augmentation, combined as ``mixup_kind`` says) against targets mixed with
-    the same weights.
+    the same weights, as the subclass's :meth:`_mixed_targets` mixes them.
     """
 
     def __init__(self, *args, augmentation=None, augment_seed=0, exit_loss_weight=0.0,
@@ -372,7 +373,7 @@ class AugmentedNetClassifier(SeededStepNet, NeuralNetClassifier):
         return self.augment_seed
 
     def get_loss(self, y_pred, y_true, X=None, training=False):
-        """The criterion; an ensemble's logits ``(n, members, classes)`` count per member."""
+        """The criterion; an ensemble's outputs ``(n, members, k)`` count per member."""
         if y_pred.ndim == 3:
             n, members, k = y_pred.shape
             y_pred = y_pred.reshape(n * members, k)
@@ -399,9 +400,11 @@ class AugmentedNetClassifier(SeededStepNet, NeuralNetClassifier):
         else:
             y_pred = self.infer(Xi, **fit_params)
         if mixing is not None:
-            yi, weight = self._mixed_targets(yi, weight, *mixing, n_classes=y_pred.shape[-1])
+            yi, weight = self._mixed_targets(yi, weight, *mixing, y_pred.shape[-1])
         loss = self.get_loss(y_pred, yi, X=Xi, training=training)
         if loss.ndim:  # per-series losses (criterion__reduction="none")
+            if loss.ndim > 1:  # one per output of a series: their mean is the series' loss
+                loss = loss.flatten(1).mean(dim=1)
             if weight is not None:
                 weight = weight.to(loss.device, loss.dtype)
                 loss = loss * weight.repeat_interleave(loss.numel() // weight.numel())
@@ -411,13 +414,45 @@ class AugmentedNetClassifier(SeededStepNet, NeuralNetClassifier):
         return loss, y_pred
 
     @staticmethod
+    def _mix(y, weight, partner, lam):
+        """Targets ``(n, k)`` (and series weights) mixed linearly as their series were."""
+        lam = lam[:, None]
+        mixed = lam * y + (1.0 - lam) * y[partner]
+        if weight is not None:
+            weight = weight.to(lam.device, lam.dtype)
+            weight = lam[:, 0] * weight + (1.0 - lam[:, 0]) * weight[partner]
+        return mixed, weight
+
+    @staticmethod
+    def _mixed_targets(y, weight, partner, lam, n_outputs: int):
+        """The targets (and series weights) of a mixed batch; see the subclasses."""
+        raise NotImplementedError
+
+
+class AugmentedNetClassifier(FineTuningNet, NeuralNetClassifier):
+    """A ``NeuralNetClassifier`` with the fine-tuning step of :class:`FineTuningNet`.
+
+    Mixed series train against class-probability targets mixed with the same weights.
+    With no augmentation, mixup or exit loss it trains exactly like
+    ``NeuralNetClassifier``.
+    """
+
+    @staticmethod
     def _mixed_targets(y, weight, partner, lam, n_classes: int):
         """Class-probability targets (and series weights) mixed as their series were."""
         y = y.to(lam.device)
         onehot = torch.nn.functional.one_hot(y.long(), n_classes).to(lam.dtype)
-        lam = lam[:, None]
-        soft = lam * onehot + (1.0 - lam) * onehot[partner]
-        if weight is not None:
-            weight = weight.to(lam.device, lam.dtype)
-            weight = lam[:, 0] * weight + (1.0 - lam[:, 0]) * weight[partner]
-        return soft, weight
+        return FineTuningNet._mix(onehot, weight, partner, lam)
+
+
+class AugmentedNetRegressor(FineTuningNet, NeuralNetRegressor):
+    """A ``NeuralNetRegressor`` with the fine-tuning step of :class:`FineTuningNet`.
+
+    Targets are float ``(n, k)``; mixed series train against targets mixed linearly
+    with the same weights (``lam * y_i + (1 - lam) * y_partner``).
+    """
+
+    @staticmethod
+    def _mixed_targets(y, weight, partner, lam, n_outputs: int):
+        """Targets (and series weights) mixed linearly as their series were."""
+        return FineTuningNet._mix(y.to(lam.device, lam.dtype), weight, partner, lam)

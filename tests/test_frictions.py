@@ -140,7 +140,7 @@ def test_balanced_class_weight_is_sklearns(data):
     X, y = data
     y = np.r_[np.zeros(18, int), np.ones(6, int)]
     clf = SPTClassifier(class_weight="balanced", **TINY)
-    clf._fit_labels(y, len(y))
+    clf._fit_targets(y, len(y))
     w = clf._sample_weights(None, y)
     assert w[y == 1][0] / w[y == 0][0] == pytest.approx(3.0)
     assert w.mean() == pytest.approx(1.0)

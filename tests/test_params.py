@@ -15,15 +15,20 @@ import pytest
 from conftest import make_panel
 from sklearn.base import clone
 
-from sktspt import SPTClassifier, SPTPretrainer
+from sktspt import SPTClassifier, SPTPretrainer, SPTRegressor
 from sktspt._base import SPTBase
 from sktspt._params import BASE_CONSTRAINTS, PARAMETER_DOCS, suggest_parameter
 
 pytest.importorskip("sktime")
-from sktspt.sktime_adapters import SPTClassifierSktime, SPTTransformerSktime  # noqa: E402
+from sktspt.sktime_adapters import (  # noqa: E402
+    SPTClassifierSktime,
+    SPTRegressorSktime,
+    SPTTransformerSktime,
+)
 
-CORE = (SPTClassifier, SPTPretrainer)
-ALL = (SPTClassifier, SPTPretrainer, SPTClassifierSktime, SPTTransformerSktime)
+CORE = (SPTClassifier, SPTPretrainer, SPTRegressor)
+ALL = (SPTClassifier, SPTPretrainer, SPTRegressor, SPTClassifierSktime, SPTTransformerSktime,
+       SPTRegressorSktime)
 TINY = dict(depth=1, d_model=8, n_heads=2, dim_feedforward=8, dropout=0.0, batch_size=8,
             n_threads=1, random_state=0)
 
@@ -46,6 +51,7 @@ def test_init_is_plain_source(cls):
 @pytest.mark.parametrize(
     "adapter, core, left_out",
     [(SPTClassifierSktime, SPTClassifier, {"warm_start"}),
+     (SPTRegressorSktime, SPTRegressor, {"warm_start"}),
      (SPTTransformerSktime, SPTPretrainer, set())],
 )
 def test_sktime_adapters_take_the_parameters_of_their_estimator(adapter, core, left_out):

@@ -10,9 +10,17 @@ import pytest
 from sklearn.metrics import accuracy_score
 from sklearn.model_selection import KFold
 
-from sktspt import SPTClassifier, SPTClassifierSktime, SPTPretrainer, SPTTransformerSktime
+from sktspt import (
+    SPTClassifier,
+    SPTClassifierSktime,
+    SPTPretrainer,
+    SPTRegressor,
+    SPTRegressorSktime,
+    SPTTransformerSktime,
+)
 
-ADAPTERS = [(SPTClassifierSktime, SPTClassifier), (SPTTransformerSktime, SPTPretrainer)]
+ADAPTERS = [(SPTClassifierSktime, SPTClassifier), (SPTTransformerSktime, SPTPretrainer),
+            (SPTRegressorSktime, SPTRegressor)]
 TINY = dict(depth=1, d_model=16, n_heads=2, dim_feedforward=16, dropout=0.0, random_state=0)
 
 
@@ -81,6 +89,22 @@ def test_classifier_delegates_faithfully_on_unequal_length_with_gaps():
     core = SPTClassifier(**params).fit(X, y)
     np.testing.assert_allclose(proba, core.predict_proba(X), rtol=1e-5, atol=1e-6)
     assert (adapter.predict(X) == core.predict(X)).all()
+
+
+@pytest.mark.parametrize("outputs", [1, 2])
+def test_regressor_delegates_faithfully_on_unequal_length_with_gaps(outputs):
+    """From sktime's nested format the adapter gives what the core gives, in y's format."""
+    X, labels = nested_unequal_with_gaps()
+    y = np.where(labels == "a", 10.0, 30.0) + np.arange(len(labels))
+    y = y if outputs == 1 else pd.DataFrame({"u": y, "v": -2.0 * y})
+    params = dict(pretrain_epochs=1, max_epochs=3, **TINY)
+    pred = SPTRegressorSktime(**params).fit(X, y).predict(X)
+    core = SPTRegressor(**params).fit(X, np.asarray(y)).predict(X)
+    if outputs == 1:
+        assert isinstance(pred, np.ndarray) and pred.shape == (len(y),)
+    else:
+        assert isinstance(pred, pd.DataFrame) and list(pred.columns) == ["u", "v"]
+    np.testing.assert_allclose(np.asarray(pred), core, rtol=1e-5)
 
 
 def test_transformer_gives_one_finite_row_per_series():

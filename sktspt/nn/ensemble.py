@@ -23,7 +23,7 @@ from torch import nn
 
 from .dropout import attention
 from .encoder import masked_mean
-from .heads import ClassificationModel, ReconstructionModel, split_input
+from .heads import ClassificationModel, ReconstructionModel, RegressionModel, split_input
 from .layers import EncoderLayer
 from .panel_fit import fit_panel_tensors
 from .tokenizers import RocketEmbedding, unpatchify
@@ -74,7 +74,8 @@ class Ensemble(nn.Module):
     - With a mask (``hidden``), the input of reconstruction models arrives repeated once
       per member (``n_members * n`` series, a mask per copy): member ``i`` sees chunk
       ``i`` and the outputs are concatenated back, so each member has its own masks.
-    - A classifier's logits are stacked to ``(n, n_members, n_classes)``.
+    - A classifier's logits (a regressor's values) are stacked to
+      ``(n, n_members, n_classes)`` (``n_outputs``).
     - ``embed`` concatenates the members' embeddings: ``(n, n_members * d_model)``.
     - ``encoder`` is a ``ModuleList`` of the members' encoders (built on access, so the
       state dict holds each weight once), which ``load_state_dict`` can fill from another
@@ -114,7 +115,7 @@ class Ensemble(nn.Module):
     def stackable(self) -> bool:
         """Whether the members run stacked: the plain transformer, dense attention."""
         for m in self.members:
-            if type(m) not in (ClassificationModel, ReconstructionModel):
+            if type(m) not in (ClassificationModel, RegressionModel, ReconstructionModel):
                 return False
             for layer in m.encoder.layers:
                 if type(layer) is not EncoderLayer or (

@@ -7,8 +7,8 @@ from torch import nn
 
 from .encoder import TransformerEncoder, masked_mean, unpatchify
 
-__all__ = ["EncoderModel", "ReconstructionModel", "ClassificationModel", "LeJEPAModel",
-           "split_input"]
+__all__ = ["EncoderModel", "ReconstructionModel", "ClassificationModel", "RegressionModel",
+           "LeJEPAModel", "split_input"]
 
 
 def split_input(X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -80,6 +80,17 @@ class ClassificationModel(EncoderModel):
 
     def forward(self, X: torch.Tensor) -> torch.Tensor:
         return self.head(self.embed(X))
+
+
+class RegressionModel(ClassificationModel):
+    """Encoder, mean pooling and a linear head with ``n_outputs`` values per series.
+
+    The classification network's structure (so ensembles stack it and its state dict
+    has the same keys) with outputs read as values, not logits.
+    """
+
+    def __init__(self, n_outputs: int, head_dropout: float = 0.0, **encoder_kwargs):
+        super().__init__(n_classes=n_outputs, head_dropout=head_dropout, **encoder_kwargs)
 
 
 class LeJEPAModel(EncoderModel):

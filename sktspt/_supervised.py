@@ -1,0 +1,368 @@
+"""SupervisedSPT: self-pretraining, then fine-tuning on targets, for any supervised task.
+
+The two-phase ``fit`` of :class:`~sktspt.SPTClassifier` and :class:`~sktspt.SPTRegressor`
+lives here once: pretraining on the training series (or taking a fitted ``pretrainer``),
+then fine-tuning the whole network with a task head through
+:class:`~sktspt.trainer.Trainer`, with sample weights, layer decay, mixup, warm start and
+``reinit_layers``. A task says only what is its own, through these hooks:
+
+- :meth:`SupervisedSPT._fit_targets` and :meth:`SupervisedSPT._continue_targets`: the
+  targets as the network trains on them (class indices, standardised values), fixing
+  what fit learns about them;
+- :meth:`SupervisedSPT._finetune_net`: the fine-tuning net, its head and its loss;
+- :meth:`SupervisedSPT._stratify`: the targets a validation split is stratified on, if any;
+- :meth:`SupervisedSPT._choose_augment`: what ``augment="auto"`` means for the task;
+- the output methods (``predict_proba``, ``predict``).
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import re
+import warnings
+
+import numpy as np
+import torch
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+
+from ._base import EmbeddingTransformerMixin, SPTBase, _architecture, with_threads
+from ._concurrency import settle_eval
+from ._params import (
+    EPOCHS,
+    Integer,
+    Number,
+    Options,
+    boolean,
+    callbacks_or_none,
+    estimator_or_none,
+)
+from ._params import show as _show
+from .augment import MIXUP_KINDS, resolve_mixup
+from .data import check_panel
+from .nn.panel_fit import fit_to_panel
+from .precision import autocast_dtype
+from .training import FineTuningNet, layer_decay_groups
+
+__all__ = ["SupervisedSPT"]
+
+#: The layer index in an encoder's state-dict key (``layers.2.attn.qkv.weight``, or
+#: ``1.layers.2...`` for an ensemble member's encoder).
+_LAYER_KEY = re.compile(r"(?:^|\.)layers\.(\d+)\.")
+
+#: Parameters that a fitted ``pretrainer`` fixes (its architecture and input handling).
+_PRETRAINER_PARAMS = (
+    "depth", "d_model", "n_heads", "dim_feedforward", "patch_size", "tokenizer", "differences",
+    "positional", "architecture", "normalize",
+)
+
+
+def _pad_to(X: np.ndarray, length: int) -> np.ndarray:
+    return np.pad(X, ((0, 0), (0, 0), (0, length - X.shape[2])), constant_values=np.nan)
+
+
+def _weighted(Xp: np.ndarray, weights: np.ndarray | None):
+    """Training input for skorch: ``Xp``, or with per-series loss weights beside it."""
+    return Xp if weights is None else {"X": Xp, "sample_weight": weights}
+
+
+class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
+    """Self-pretraining, then fine-tuning on targets: what every supervised task shares.
+
+    Not an estimator of its own: :class:`~sktspt.SPTClassifier` and
+    :class:`~sktspt.SPTRegressor` subclass it and implement the hooks listed in
+    :mod:`sktspt._supervised`. ``fit`` draws its random numbers in one fixed order
+    (seed, pretraining, fine-tuning), whatever the task.
+    """
+
+    #: The constraints of the parameters every supervised task takes; tasks merge in theirs.
+    _parameter_constraints: dict = {
+        **SPTBase._parameter_constraints,
+        "max_epochs": EPOCHS,
+        "pretrain_share": Number(lambda v: 0 < v < 1, "a number in (0, 1)"),
+        "layer_decay": Number(lambda v: 0 < v <= 1, "a number in (0, 1]"),
+        "reinit_layers": Integer(0),
+        "mixup": Number(lambda v: 0 <= v < math.inf, '"auto" or a non-negative number',
+                        auto=True),
+        "mixup_kind": Options(MIXUP_KINDS + ("auto",)),
+        "pretrainer": estimator_or_none,
+        "warm_start": boolean,
+        "n_estimators": Integer(1),
+        "pretrain_callbacks": callbacks_or_none,
+    }
+
+    # --- hooks of the task ------------------------------------------------------------
+    def _fit_targets(self, y, n: int) -> np.ndarray:
+        """Validate ``y`` for ``n`` series, learn what fit keeps about it, and encode it."""
+        raise NotImplementedError
+
+    def _continue_targets(self, y, n: int) -> np.ndarray:
+        """Encode ``y`` of a warm start with what the first fit learned."""
+        raise NotImplementedError
+
+    def _stratify(self, y_enc: np.ndarray) -> np.ndarray | None:
+        """The encoded targets a validation split is stratified on; None for a plain split."""
+        return None
+
+    def _choose_augment(self, Xp: np.ndarray, y_enc: np.ndarray, seed: int) -> bool | str:
+        """``augment`` for fine-tuning; ``"auto"`` is no augmentation unless a task decides."""
+        return False if self.augment == "auto" else self.augment
+
+    def _finetune_net(
+        self, trainer, n: int, y_enc: np.ndarray | None, seed: int, epochs: int,
+        phase: str | None, weighted: bool,
+    ) -> FineTuningNet:
+        """The fine-tuning net, not initialised (arguments as for
+        :meth:`SPTBase._pretrain_net`; ``weighted``: per-series losses for sample weights)."""
+        raise NotImplementedError
+
+    # --- fit --------------------------------------------------------------------------
+    @with_threads
+    def fit(self, X, y, X_unlabeled=None, sample_weight=None):
+        """Self-pretrain on ``X`` (and ``X_unlabeled``), then fine-tune on ``(X, y)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_instances, n_channels, n_timepoints) or (n, t)
+            Training series; also a list of series of unequal length or an sktime panel.
+            NaN marks missing values.
+        y : array-like of shape (n_instances,) or (n_instances, n_outputs)
+            Targets: class labels for a classifier, numbers for a regressor.
+        X_unlabeled : array-like, optional
+            Extra series used for pretraining only.
+        sample_weight : array-like of shape (n_instances,), optional
+            Non-negative weights of the series in the fine-tuning loss; each batch's loss
+            is the weighted mean of its series' losses, with the weights scaled to mean 1
+            over the training set.
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
+        self._check_params()  # every parameter, also for a warm start or a given pretrainer
+        if self.warm_start and hasattr(self, "net_"):
+            return self._continue(X, y, sample_weight)
+        if self.pretrainer is not None:
+            X = self._adopt_pretrainer(X)
+        else:
+            X, _ = self._fit_input(X)
+        y_enc = self._fit_targets(y, len(X))
+        weights = self._sample_weights(sample_weight, y_enc)
+        trainer = self._trainer()
+        seed = self._resume_seed(self._seed(), X, y_enc, X_unlabeled, weights)
+        Xp = self._prepare(X)
+        self.mixup_, self.mixup_kind_ = resolve_mixup(self.mixup, Xp, self.mixup_kind)
+        self.augment_ = False if self.augment == "auto" else self.augment  # until chosen
+        with self._seeded(seed):
+            encoder_state = None
+            self.pretrain_history_ = None
+            self.pretrain_epochs_ = 0
+            if self.pretrainer is not None:
+                encoder_state = self.pretrainer.encoder_.state_dict()
+                if self._n_members() > 1:  # every member starts from the pretrained encoder
+                    encoder_state = torch.nn.ModuleList(
+                        [self.pretrainer.encoder_] * self._n_members()
+                    ).state_dict()
+            elif self.pretrain_epochs != 0:
+                pre_X = Xp if X_unlabeled is None else self._with_unlabeled(Xp, X_unlabeled)
+                self.pretrain_epochs_ = trainer.epochs(
+                    self.pretrain_epochs, len(pre_X), seed, steps=self._auto_budget("pretrain"))
+                pre_net = self._pretrain(trainer, pre_X, self.pretrain_epochs_, seed,
+                                         self.pretrain_callbacks)
+                encoder_state = pre_net.module_.encoder.state_dict()
+                self.pretrain_history_ = pre_net.history
+            self.max_epochs_ = trainer.epochs(self.max_epochs, len(Xp), seed,
+                                              self._stratify(y_enc),
+                                              steps=self._auto_budget("finetune"))
+            self.augment_ = self._choose_augment(Xp, y_enc, seed)
+            net = self._finetune_net(
+                trainer, len(Xp), y_enc, seed, self.max_epochs_, "finetune",
+                weighted=weights is not None,
+            )
+            self._start_finetuning(net, encoder_state, Xp)
+            if self.max_epochs_ > 0:
+                trainer.train(net, _weighted(Xp, weights), y_enc, self.max_epochs_, "fine-tuning")
+        self.net_ = net
+        settle_eval(net.module_)
+        self.encoder_ = self.net_.module_.encoder
+        self.history_ = self.net_.history
+        return self
+
+    def _auto_budget(self, phase: str) -> int:
+        """The optimizer steps an ``"auto"`` phase aims at.
+
+        Where both phases are ``"auto"`` and this fit pretrains, they split
+        ``2 * auto_steps`` by ``pretrain_share``: equal total steps to the from-scratch
+        control (``pretrain_epochs=0``, ``auto_steps`` doubled) whatever the split.
+        """
+        both = self.pretrain_epochs == "auto" and self.max_epochs == "auto"
+        if not both or self.pretrainer is not None:
+            return self.auto_steps
+        share = self.pretrain_share if phase == "pretrain" else 1 - self.pretrain_share
+        return max(1, round(2 * self.auto_steps * share))
+
+    def _n_members(self) -> int:
+        return int(self.n_estimators)
+
+    def _start_finetuning(self, net, encoder_state: dict | None, Xp: np.ndarray) -> None:
+        """Initialise ``net`` from the pretrained encoder, or (from scratch) fit its input
+        scales on ``Xp``."""
+        net.initialize()
+        if encoder_state is not None:
+            self._load_pretrained(net.module_.encoder, encoder_state)
+        else:
+            fit_to_panel(net.module_, Xp)
+
+    def _load_pretrained(self, encoder: torch.nn.Module, state: dict) -> None:
+        """Load the pretrained ``state`` except the top ``reinit_layers`` layers.
+
+        Those keep the fresh weights the net was initialised with (in every member's
+        encoder, for an ensemble).
+        """
+        index = {k: int(m.group(1)) for k in state if (m := _LAYER_KEY.search(k))}
+        depth = 1 + max(index.values(), default=-1)
+        top = range(depth - int(self.reinit_layers), depth)
+        fresh = {k: v.clone() for k, v in encoder.state_dict().items() if index.get(k) in top}
+        encoder.load_state_dict({**state, **fresh})
+
+    def _restored_net(self, trainer):
+        # The epochs a warm start trains.
+        epochs = getattr(self, "max_epochs_", self.max_epochs)
+        epochs = epochs if isinstance(epochs, int) else 0
+        return self._finetune_net(trainer, 0, None, 0, epochs, None, weighted=False)
+
+    def _sample_weights(
+        self, sample_weight, y_enc: np.ndarray, factor: np.ndarray | None = None,
+        what: str = "The sample weights",
+    ) -> np.ndarray | None:
+        """Per-series loss weights (``sample_weight`` times ``factor``), mean 1; or None.
+
+        ``factor`` is a task's own per-series multiplier (the classifier's class weights);
+        ``what`` names the weights in the error for a sum that is not positive.
+        """
+        if sample_weight is None and factor is None:
+            return None
+        n = len(y_enc)
+        w = _check_sample_weight(sample_weight, np.empty((n, 1)), dtype=np.float64,
+                                 ensure_non_negative=True)
+        w = np.array(w, dtype=np.float64)  # never modify the caller's array
+        if factor is not None:
+            w *= factor
+        if not np.isfinite(w).all() or w.sum() <= 0:
+            raise ValueError(f"{what} must be finite with a positive sum.")
+        return (w / w.mean()).astype(np.float32)
+
+    def _adopt_pretrainer(self, X) -> np.ndarray:
+        """Take shape state, normalisation and architecture from a fitted pretrainer."""
+        pre = self.pretrainer
+        try:
+            check_is_fitted(pre, "encoder_")
+        except NotFittedError as exc:
+            raise NotFittedError(
+                f"The pretrainer given to {type(self).__name__} ({type(pre).__name__}) is not "
+                "fitted. If it was fitted before, clone() (inside cross_val_score, "
+                "GridSearchCV, Pipeline or sktime) reset it: wrap it in "
+                "sklearn.frozen.FrozenEstimator (pretrainer=FrozenEstimator(pretrainer)) so "
+                "that it stays fitted."
+            ) from exc
+        self._warn_overridden(pre)
+        self.input_spec_ = pre.input_spec_
+        self._architecture = _architecture(pre.encoder_kwargs_)
+        X, info = check_panel(X)
+        if info.n_channels != self.n_channels_:
+            raise ValueError(
+                f"X has {info.n_channels} channels, but the pretrainer was fitted on "
+                f"{self.n_channels_} channels."
+            )
+        if info.ndim == 2:
+            self.n_features_in_ = info.n_timepoints
+        return X
+
+    def _warn_overridden(self, pre) -> None:
+        """Warn when an architecture parameter set here differs from the pretrainer's."""
+        from sklearn.frozen import FrozenEstimator
+
+        inner = pre.estimator if isinstance(pre, FrozenEstimator) else pre
+        theirs = inner.get_params(deep=False) if hasattr(inner, "get_params") else {}
+        defaults = {
+            k: p.default for k, p in inspect.signature(type(self).__init__).parameters.items()
+        }
+        clashes = [
+            name for name in _PRETRAINER_PARAMS
+            if name in theirs and getattr(self, name) != defaults.get(name)
+            and getattr(self, name) != theirs[name]
+        ]
+        if clashes:
+            mine = ", ".join(f"{k}={_show(getattr(self, k))}" for k in clashes)
+            pre_values = ", ".join(f"{k}={_show(theirs[k])}" for k in clashes)
+            warnings.warn(
+                f"{type(self).__name__}({mine}) is ignored: the fitted pretrainer fixes the "
+                f"network ({pre_values}), and its values are used (see encoder_kwargs_). "
+                "Leave these parameters at their defaults or set them to the pretrainer's "
+                "values.",
+                UserWarning,
+                stacklevel=5,
+            )
+
+    def _with_unlabeled(self, Xp: np.ndarray, X_unlabeled) -> np.ndarray:
+        U, info = check_panel(X_unlabeled, name="X_unlabeled")
+        if info.n_channels != self.n_channels_:
+            raise ValueError(
+                f"X_unlabeled has {info.n_channels} channels, but X has {self.n_channels_}."
+            )
+        U = self._prepare(U)
+        t = max(Xp.shape[2], U.shape[2])
+        return np.concatenate([_pad_to(Xp, t), _pad_to(U, t)])
+
+    def _fine_tuning_kwargs(self, seed: int) -> dict:
+        """The fine-tuning net's settings every task shares: augmentation and its stream,
+        mixup, the LEAP exit loss (where the task has it) and layer decay."""
+        return dict(
+            augmentation=self._augmentation(),
+            augment_seed=seed + 2,  # pretraining's mask streams use seed and seed + 1
+            exit_loss_weight=float(getattr(self, "exit_loss_weight", 0.0)),
+            mixup_alpha=self._mixup_alpha(),
+            mixup_kind=self._mixup_kind(),
+            **self._layer_decay(),
+        )
+
+    def _mixup_alpha(self) -> float:
+        """``mixup`` as fit resolved it (``mixup_``), or as set where fit did not record it.
+
+        A classifier pickled before ``mixup_`` existed has only the number in ``mixup``;
+        :func:`sktspt.compress.fuse_layers` rebuilds such a one's net.
+        """
+        return float(getattr(self, "mixup_", self.mixup))
+
+    def _mixup_kind(self) -> str:
+        """``mixup_kind`` as fit resolved it (``mixup_kind_``), or as set (older pickles)."""
+        return getattr(self, "mixup_kind_", getattr(self, "mixup_kind", "blend"))
+
+    def _layer_decay(self) -> dict:
+        """``optimizer__param_groups`` for ``layer_decay`` below 1, else nothing."""
+        groups = layer_decay_groups(self.lr, float(self.layer_decay), int(self.depth))
+        return {"optimizer__param_groups": groups} if groups else {}
+
+    def _continue(self, X, y, sample_weight=None):
+        """Warm start: more fine-tuning epochs on the current weights."""
+        Xp = self._input(X)
+        y_enc = self._continue_targets(y, len(Xp))
+        weights = self._sample_weights(sample_weight, y_enc)
+        if weights is not None:
+            self.net_.set_params(criterion__reduction="none")
+        # The current precision (it may have changed since the net was built, or the model
+        # may have been loaded on another device); raises where the device cannot train it.
+        self.net_.precision = autocast_dtype(self.precision, self._device)
+        with self._seeded(self._seed()):
+            self.net_.partial_fit(_weighted(Xp, weights), y_enc)
+        settle_eval(self.net_.module_)
+        return self
+
+    # --- outputs ------------------------------------------------------------------------
+    @with_threads
+    def transform(self, X) -> np.ndarray:
+        """Pooled embeddings ``(n_instances, d_model)`` from the fine-tuned encoder."""
+        check_is_fitted(self, "net_")
+        return self._embed(self.net_.module_, self._input(X))

@@ -1,0 +1,337 @@
+"""SPTRegressor: self-pretraining, then fine-tuning on numeric targets."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from sklearn.base import RegressorMixin
+from sklearn.utils.validation import check_array, check_is_fitted
+
+from ._base import with_threads
+from ._params import (
+    REGRESSION_LOSSES,
+    REGRESSOR_DOCS,
+    Options,
+    ParameterHints,
+    document_parameters,
+    show,
+)
+from ._supervised import SupervisedSPT
+from .data import check_finite_output
+from .nn.heads import RegressionModel
+from .training import AugmentedNetRegressor
+
+__all__ = ["SPTRegressor"]
+
+#: The fine-tuning criterion of each ``loss`` (on standardised targets).
+_CRITERIA = {"squared_error": torch.nn.MSELoss, "huber": torch.nn.HuberLoss}
+
+
+def check_targets(y, n_instances: int, owner: str = "SPTRegressor") -> np.ndarray:
+    """Regression targets as float64 ``(n, k)``: numeric, finite, one row per series.
+
+    Raises ``ValueError`` naming the problem: no ``y``, values that are not numbers, NaN
+    or infinite values, or a number of rows other than ``n_instances``.
+    """
+    if y is None:
+        raise ValueError(
+            f"This {owner} estimator requires y to be passed, but the target y is None."
+        )
+    values = np.asarray(y)
+    if values.dtype.kind == "c":
+        raise ValueError(f"{owner} needs real-valued targets y; got complex numbers.")
+    if values.dtype.kind not in "biuf":
+        try:
+            values = values.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(
+                f"{owner} needs numeric targets y, but y holds values that are not numbers "
+                f"(dtype {values.dtype}): {exc}. For class labels use SPTClassifier."
+            ) from exc
+    if values.ndim not in (1, 2):
+        raise ValueError(
+            f"y must be of shape (n_instances,) or (n_instances, n_outputs); got shape "
+            f"{values.shape}."
+        )
+    values = check_array(values, ensure_2d=False, dtype=np.float64, input_name="y",
+                         ensure_min_samples=1)
+    if values.shape[0] != n_instances:
+        raise ValueError(
+            f"X and y have inconsistent numbers of instances: X has {n_instances}, "
+            f"y has {values.shape[0]}."
+        )
+    return values.reshape(n_instances, -1)
+
+
+@document_parameters(REGRESSOR_DOCS)
+class SPTRegressor(ParameterHints, RegressorMixin, SupervisedSPT):
+    """Time-series transformer regressor with self-pretraining (SPT).
+
+    ``fit(X, y)`` first trains the network to reconstruct masked values of the
+    training series themselves (``pretrain_epochs``; targets unused), then fine-tunes
+    all weights with a fresh linear head on the targets (``max_epochs``): time-series
+    extrinsic regression, one or several numbers per series. ``pretrain_epochs=0``
+    trains the identical network from scratch, the control to compare with.
+
+    Targets are standardised inside ``fit`` (each output to mean 0 and standard
+    deviation 1 over the training series: ``target_mean_``, ``target_scale_``), so
+    the loss and the learning rate mean the same for a target in grams or in tonnes;
+    ``predict`` returns values in the target's own units. ``score`` is R²
+    (``RegressorMixin``). The pretraining, budgets, ensembles, precision, resuming and
+    saving are those of :class:`~sktspt.SPTClassifier`.
+
+    <parameters>
+
+    Attributes
+    ----------
+    n_outputs_ : int
+        Number of outputs (columns of ``y``; 1 for ``y`` of shape ``(n,)``).
+    target_mean_ : ndarray of shape (n_outputs_,)
+        Mean of each output over the training series.
+    target_scale_ : ndarray of shape (n_outputs_,)
+        Standard deviation of each output over the training series.
+    net_ : sktspt.training.AugmentedNetRegressor
+        The fine-tuned skorch net (it predicts standardised targets).
+    encoder_ : TransformerEncoder
+        The fine-tuned encoder.
+    history_ : skorch.History
+        Fine-tuning history (losses on the standardised targets).
+    pretrain_history_ : skorch.History or None
+        Self-pretraining history (None without pretraining in ``fit``).
+    encoder_kwargs_ : dict
+        Architecture of ``encoder_``.
+    mixup_ : float
+        The mixup ``alpha`` fine-tuning used (what ``mixup="auto"`` resolved to).
+    mixup_kind_ : str
+        How fine-tuning mixed series, ``"blend"`` or ``"cutmix"``.
+    augment_ : bool or str
+        The augmentation fine-tuning used (``"auto"`` is none).
+    normalizer_ : Normalizer
+        Normalisation statistics of the series, fitted on the training data.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sktspt import SPTRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(30, 1, 24))
+    >>> y = 100.0 + 10.0 * X[:, 0, :4].mean(axis=1)
+    >>> reg = SPTRegressor(depth=1, d_model=16, pretrain_epochs=1, max_epochs=2,
+    ...                    random_state=0).fit(X, y)
+    >>> reg.predict(X[:3]).shape
+    (3,)
+    """
+
+    _parameter_constraints: dict = {
+        **SupervisedSPT._parameter_constraints,
+        "loss": Options(REGRESSION_LOSSES),
+    }
+
+    def __init__(
+        self,
+        depth=3,
+        d_model=64,
+        n_heads=4,
+        dim_feedforward=128,
+        *,
+        dropout=0.1,
+        patch_size="auto",
+        tokenizer="rocket",
+        differences=0,
+        positional="sinusoidal",
+        architecture="transformer",
+        normalize="auto",
+        masking="span",
+        mask_ratio=0.7,
+        mask_ratio_spread=0.25,
+        mean_span=None,
+        pretrain_objective="masked",
+        sigreg_lambda=0.05,
+        pretrain_epochs="auto",
+        max_epochs="auto",
+        auto_steps=1000,
+        pretrain_share=0.25,
+        lr=0.001,
+        warmup="auto",
+        weight_decay=0.01,
+        batch_size=16,
+        loss="squared_error",
+        layer_decay=1.0,
+        reinit_layers=0,
+        augment="auto",
+        mixup="auto",
+        mixup_kind="auto",
+        validation_fraction=0.0,
+        patience=None,
+        pretrainer=None,
+        warm_start=False,
+        callbacks=None,
+        device="cpu",
+        random_state=None,
+        verbose=0,
+        checkpoint_dir=None,
+        n_estimators=1,
+        n_threads=None,
+        mask_channels=None,
+        pretrain_crops=None,
+        pretrain_callbacks=None,
+        attention="dense",
+        lighthouse_levels=3,
+        lighthouse_pool=4,
+        lighthouse_topk=8,
+        lighthouse_recovery=0.1,
+        precision="auto",
+    ):
+        """Store the parameters as given; see :class:`SPTRegressor`."""
+        self.depth = depth
+        self.d_model = d_model
+        self.n_heads = n_heads
+        self.dim_feedforward = dim_feedforward
+        self.dropout = dropout
+        self.patch_size = patch_size
+        self.tokenizer = tokenizer
+        self.differences = differences
+        self.positional = positional
+        self.architecture = architecture
+        self.normalize = normalize
+        self.masking = masking
+        self.mask_ratio = mask_ratio
+        self.mask_ratio_spread = mask_ratio_spread
+        self.mean_span = mean_span
+        self.pretrain_objective = pretrain_objective
+        self.sigreg_lambda = sigreg_lambda
+        self.pretrain_epochs = pretrain_epochs
+        self.max_epochs = max_epochs
+        self.auto_steps = auto_steps
+        self.pretrain_share = pretrain_share
+        self.lr = lr
+        self.warmup = warmup
+        self.weight_decay = weight_decay
+        self.batch_size = batch_size
+        self.loss = loss
+        self.layer_decay = layer_decay
+        self.reinit_layers = reinit_layers
+        self.augment = augment
+        self.mixup = mixup
+        self.mixup_kind = mixup_kind
+        self.validation_fraction = validation_fraction
+        self.patience = patience
+        self.pretrainer = pretrainer
+        self.warm_start = warm_start
+        self.callbacks = callbacks
+        self.device = device
+        self.random_state = random_state
+        self.verbose = verbose
+        self.checkpoint_dir = checkpoint_dir
+        self.n_estimators = n_estimators
+        self.n_threads = n_threads
+        self.mask_channels = mask_channels
+        self.pretrain_crops = pretrain_crops
+        self.pretrain_callbacks = pretrain_callbacks
+        self.attention = attention
+        self.lighthouse_levels = lighthouse_levels
+        self.lighthouse_pool = lighthouse_pool
+        self.lighthouse_topk = lighthouse_topk
+        self.lighthouse_recovery = lighthouse_recovery
+        self.precision = precision
+
+    # --- fit (the two phases: SupervisedSPT.fit) ---------------------------------------
+    def fit(self, X, y, X_unlabeled=None, sample_weight=None) -> SPTRegressor:
+        """Self-pretrain on ``X`` (and ``X_unlabeled``), then fine-tune on ``(X, y)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_instances, n_channels, n_timepoints) or (n, t)
+            Training series; also a list of series of unequal length or an sktime panel.
+            NaN marks missing values.
+        y : array-like of shape (n_instances,) or (n_instances, n_outputs)
+            Numeric targets, finite; no output may be constant.
+        X_unlabeled : array-like, optional
+            Extra series used for pretraining only.
+        sample_weight : array-like of shape (n_instances,), optional
+            Non-negative weights of the series in the fine-tuning loss; each batch's loss
+            is the weighted mean of its series' losses, with the weights scaled to mean 1
+            over the training set.
+
+        Returns
+        -------
+        SPTRegressor
+            The fitted regressor.
+        """
+        return super().fit(X, y, X_unlabeled=X_unlabeled, sample_weight=sample_weight)
+
+    def _fit_targets(self, y, n: int) -> np.ndarray:
+        """Standardised targets ``(n, n_outputs_)`` (float32); fixes ``target_mean_`` and
+        ``target_scale_``."""
+        values = check_targets(y, n)
+        if n < 2:
+            raise ValueError(
+                f"SPTRegressor needs at least 2 training series, got {n} sample."
+            )
+        constant = np.flatnonzero(np.ptp(values, axis=0) == 0)
+        if constant.size:
+            which = "y" if values.shape[1] == 1 else f"y[:, {constant.tolist()}]"
+            raise ValueError(
+                f"{which} is constant ({show(values[0, constant[0]])} for every series): a target "
+                "with no variance cannot be learned or standardised."
+            )
+        self.n_outputs_ = values.shape[1]
+        self.target_mean_ = values.mean(axis=0)
+        self.target_scale_ = values.std(axis=0)
+        return self._standardise(values)
+
+    def _continue_targets(self, y, n: int) -> np.ndarray:
+        """Targets of a warm start, standardised with the first fit's statistics."""
+        values = check_targets(y, n)
+        if values.shape[1] != self.n_outputs_:
+            raise ValueError(
+                f"y has {values.shape[1]} output(s), but the first fit had {self.n_outputs_}."
+            )
+        return self._standardise(values)
+
+    def _standardise(self, values: np.ndarray) -> np.ndarray:
+        return ((values - self.target_mean_) / self.target_scale_).astype(np.float32)
+
+    def _restore(self, spec, encoder_kwargs: dict, *, target_mean, target_scale,
+                 check: bool = True):
+        """As :meth:`SPTBase._restore`, with the target statistics fit stores."""
+        self.target_mean_ = np.asarray(target_mean, dtype=np.float64).reshape(-1)
+        self.target_scale_ = np.asarray(target_scale, dtype=np.float64).reshape(-1)
+        self.n_outputs_ = len(self.target_mean_)
+        return super()._restore(spec, encoder_kwargs, check=check)
+
+    def _finetune_net(
+        self, trainer, n: int, y_enc: np.ndarray | None, seed: int, epochs: int,
+        phase: str | None, weighted: bool,
+    ) -> AugmentedNetRegressor:
+        """The fine-tuning net, not initialised: a linear head of ``n_outputs_`` values
+        and the ``loss`` on standardised targets (arguments as for
+        :meth:`SPTBase._pretrain_net`)."""
+        return AugmentedNetRegressor(
+            **self._module(RegressionModel),
+            **self._fine_tuning_kwargs(seed),
+            module__n_outputs=self.n_outputs_,
+            criterion=_CRITERIA[self.loss],
+            # Per-series losses, weighted in FineTuningNet.random_step.
+            **({"criterion__reduction": "none"} if weighted else {}),
+            **trainer.net_kwargs(n, epochs, seed, None, self.callbacks, phase),
+            **{f"module__{k}": v for k, v in self.encoder_kwargs_.items()},
+        )
+
+    # --- predict ----------------------------------------------------------------------
+    @with_threads
+    def predict(self, X) -> np.ndarray:
+        """Predicted targets in their own units: ``(n_instances,)`` for one output, else
+        ``(n_instances, n_outputs_)``; an ensemble averages its members."""
+        check_is_fitted(self, "net_")
+        module = self.net_.module_
+        out = self._infer(module, module, self._input(X))
+        if out.ndim == 3:  # an ensemble's (n, members, n_outputs)
+            out = out.mean(axis=1)
+        values = check_finite_output(out * self.target_scale_ + self.target_mean_, "predict")
+        return values[:, 0] if self.n_outputs_ == 1 else values
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags
