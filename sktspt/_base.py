@@ -30,6 +30,7 @@ from .masking import resolve_masking
 from .nn.ensemble import Ensemble
 from .nn.heads import LeJEPAModel, ReconstructionModel
 from .nn.panel_fit import fit_to_panel
+from .persistence.saving import save as save_estimator
 from .precision import autocast, autocast_dtype, matmul_precision
 from .resume import RunLock, fit_fingerprint, open_run
 from .trainer import Trainer
@@ -282,9 +283,7 @@ class SPTBase(BaseEstimator):
 
         See :func:`sktspt.persistence.save`; reload with :func:`sktspt.load`.
         """
-        from .persistence import save
-
-        save(self, path)
+        save_estimator(self, path)
 
     def _pretrain(
         self, trainer: Trainer, X: np.ndarray, epochs: int, seed: int, callbacks=None,

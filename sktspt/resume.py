@@ -57,7 +57,7 @@ from skorch.utils import noop
 from ._bounded import read_json_bounded
 from .callbacks import optimizer_steps
 from .data import InputSpec
-from .persistence import MAX_METADATA_BYTES, _fsync_dir, atomic_write, plain
+from .persistence.format import MAX_METADATA_BYTES, atomic_write, fsync_dir, plain
 
 #: Largest ``checksums.json`` read: a few hundred bytes a checkpoint file.
 _MAX_CHECKSUMS_BYTES = 2**20
@@ -188,7 +188,7 @@ class EpochCheckpoint(Checkpoint):
             if os.path.isdir(folder):
                 shutil.rmtree(folder)
             os.replace(tmp, folder)
-            _fsync_dir(self.dirname)
+            fsync_dir(self.dirname)
         except (OSError, RuntimeError) as exc:
             shutil.rmtree(tmp, ignore_errors=True)
             previous, _ = self.latest()
@@ -333,7 +333,7 @@ def _seal(folder: str) -> None:
         json.dump({"sha256": sums}, f)
         f.flush()
         os.fsync(f.fileno())
-    _fsync_dir(folder)
+    fsync_dir(folder)
 
 
 def verify(folder: str) -> None:

@@ -356,3 +356,13 @@ def test_save_replaces_an_existing_file(fitted, data, tmp_path):
 def test_save_accepts_a_path_only(fitted):
     with pytest.raises(TypeError):
         fitted.save(io.BytesIO())
+
+
+def test_the_saved_estimator_table_names_the_classes_that_loading_builds():
+    from sktspt.persistence.format import ESTIMATORS
+    from sktspt.persistence.loading import _estimator_classes
+
+    classes = _estimator_classes()
+    assert set(classes) == set(ESTIMATORS)
+    assert all(ESTIMATORS[name] == cls.__module__ for name, cls in classes.items())
+

@@ -22,7 +22,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from skorch.callbacks import Callback, EpochScoring
 
-import sktspt.persistence as persistence
+import sktspt.persistence.format as persistence_format
+import sktspt.persistence.loading as persistence_loading
 from sktspt import SPTClassifier, SPTPretrainer, load
 from sktspt.data import Normalizer
 from sktspt.resume import LOCK_FILE, EpochCheckpoint
@@ -93,7 +94,7 @@ def test_a_save_in_progress_keeps_its_own_temporary_file(fitted, data, tmp_path)
 
     def slow():
         try:
-            persistence.atomic_write(path, slow_write)
+            persistence_format.atomic_write(path, slow_write)
         except Exception as exc:  # noqa: BLE001 - reported below
             errors.append(exc)
 
@@ -560,7 +561,7 @@ def test_pretrainer_relabelled_as_classifier_is_refused(saved_pretrainer, tmp_pa
 def test_oversized_metadata_is_refused_unread(saved, tmp_path):
     def pad(meta):
         text = json.dumps(meta)
-        return (text + " " * (persistence.MAX_METADATA_BYTES + 1 - len(text))).encode()
+        return (text + " " * (persistence_format.MAX_METADATA_BYTES + 1 - len(text))).encode()
 
     craft(saved, tmp_path / "bad", meta=pad)
     with pytest.raises(ValueError, match="more than the"):
@@ -571,13 +572,13 @@ def test_architecture_is_checked_before_anything_is_allocated(saved, tmp_path, m
     craft(saved, tmp_path / "bad",
           meta=set_in("fitted", "encoder_kwargs", "dim_feedforward", value=2**20))
     builds = []
-    original = persistence._build
+    original = persistence_loading._build
 
     def spy(meta, device, probe=False):
         builds.append(probe)
         return original(meta, device, probe=probe)
 
-    monkeypatch.setattr(persistence, "_build", spy)
+    monkeypatch.setattr(persistence_loading, "_build", spy)
     with pytest.raises(ValueError, match="do not fit the architecture.*needs F32\\[1048576"):
         load(tmp_path / "bad")
     assert builds == [True]  # only the meta-device probe, which allocates nothing
