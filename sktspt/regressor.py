@@ -86,9 +86,9 @@ class SPTRegressor(ParameterHints, RegressorMixin, SupervisedSPT):
     ----------
     n_outputs_ : int
         Number of outputs (columns of ``y``; 1 for ``y`` of shape ``(n,)``).
-    target_mean_ : ndarray of shape (n_outputs_,)
+    target_mean_ : ndarray of shape (n_outputs,)
         Mean of each output over the training series.
-    target_scale_ : ndarray of shape (n_outputs_,)
+    target_scale_ : ndarray of shape (n_outputs,)
         Standard deviation of each output over the training series.
     net_ : sktspt.training.AugmentedNetRegressor
         The fine-tuned skorch net (it predicts standardised targets).

@@ -165,7 +165,7 @@ def test_validation_loss_is_unaffected_by_augmentation():
 
 def test_pretraining_sees_augmented_batches():
     X, _ = make_panel(n=40, c=1, t=32, seed=2)
-    kw = dict(depth=1, d_model=16, n_heads=2, dim_feedforward=16, max_epochs=1, lr=1e-12,
+    kw = dict(depth=1, d_model=16, n_heads=2, dim_feedforward=16, pretrain_epochs=1, lr=1e-12,
               validation_fraction=0.2, random_state=0)
     on = SPTPretrainer(augment=True, **kw).fit(X)
     off = SPTPretrainer(augment=False, **kw).fit(X)

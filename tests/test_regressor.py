@@ -165,7 +165,7 @@ def test_pretrainer_and_unlabeled_series_feed_pretraining(data):
     from sktspt import SPTPretrainer
 
     X, Y = data
-    pre = SPTPretrainer(**{k: v for k, v in TINY.items() if k != "pretrain_epochs"}).fit(X)
+    pre = SPTPretrainer(**{k: v for k, v in TINY.items() if k != "max_epochs"}).fit(X)
     reg = SPTRegressor(**{**TINY, "max_epochs": 0}, pretrainer=FrozenEstimator(pre)).fit(X, Y)
     np.testing.assert_array_equal(reg.transform(X), pre.transform(X))
     plain = SPTRegressor(**TINY).fit(X, Y)

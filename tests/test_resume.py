@@ -109,7 +109,7 @@ def test_interrupted_finetuning_resumes_where_it_stopped(data, tmp_path, monkeyp
 @pytest.mark.parametrize("objective", ["masked", "masked+sigreg", "lejepa"])
 def test_interrupted_pretraining_resumes_where_it_stopped(data, tmp_path, monkeypatch, objective):
     X, _ = data
-    params = dict(max_epochs=5, masking="mixed", pretrain_objective=objective, **TINY)
+    params = dict(pretrain_epochs=5, masking="mixed", pretrain_objective=objective, **TINY)
     ref = SPTPretrainer(**params).fit(X)
 
     interrupt_in(monkeypatch, SeededStepNet, 3)
@@ -247,7 +247,7 @@ def test_checkpoint_dir_must_be_a_path(data):
 
 def test_unreadable_checkpoint_gives_clear_error(data, tmp_path, monkeypatch):
     X, _ = data
-    params = dict(max_epochs=4, checkpoint_dir=tmp_path, **TINY)
+    params = dict(pretrain_epochs=4, checkpoint_dir=tmp_path, **TINY)
     interrupt_in(monkeypatch, SeededStepNet, 3)
     with pytest.raises(KeyboardInterrupt):
         SPTPretrainer(**params).fit(X)
