@@ -26,6 +26,7 @@ from ._params import (
 )
 from .augment import Augmentation
 from .data import InputSpec, PanelInfo, check_panel
+from .inference import infer
 from .masking import resolve_masking
 from .nn.ensemble import Ensemble
 from .nn.heads import LeJEPAModel, ReconstructionModel
@@ -38,9 +39,6 @@ from .training import LeJEPANet, MaskedPretrainNet, MaskedSigRegNet
 
 #: Serialises the sections of fits that seed torch's global generator (see ``_seeded``).
 SEEDED_LOCK = threading.RLock()
-#: Series per forward pass at prediction: fixed, so that results do not depend on which
-#: series are predicted together (see ``SPTBase._infer``).
-INFERENCE_BATCH = 64
 
 
 def rng_devices() -> list[int]:
@@ -370,64 +368,16 @@ class SPTBase(BaseEstimator):
         """Pooled embeddings of prepared X (float32), invariant to batch composition."""
         return self._infer(module.embed, module, X).astype(np.float32, copy=False)
 
-    def _token_buckets(self, X: np.ndarray) -> np.ndarray:
-        """Tokens of the pass each series of prepared X runs in (see ``_infer``)."""
-        p, base = self.patch_size_, max(1, int(self.max_tokens_))
-        t = X.shape[2]
-        observed = ~np.isnan(X).all(axis=1)  # (n, t); every series has an observed value
-        tokens = np.ceil((t - np.argmax(observed[:, ::-1], axis=1)) / p)
-        return np.where(
-            tokens <= base, base, base * 2.0 ** np.ceil(np.log2(np.maximum(tokens, 1) / base))
-        ).astype(np.int64)
-
     def _autocast(self):
         """Autocast for prediction: ``precision`` on this device (float32 where it cannot run)."""
         device = self._device
         dtype = autocast_dtype(getattr(self, "precision", "auto"), device, training=False)
         return autocast(device, dtype)
 
-    def _token_groups(self, X: np.ndarray):
-        """``(rows, series)`` per token bucket, cut or NaN-padded to the bucket's length."""
-        p = self.patch_size_
-        t = X.shape[2]
-        buckets = self._token_buckets(X)
-        for length in np.unique(buckets) * p:
-            rows = np.flatnonzero(buckets * p == length)
-            group = X[rows, :, : min(t, length)]
-            if length > t:
-                group = np.pad(group, ((0, 0), (0, 0), (0, length - t)), constant_values=np.nan)
-            yield rows, group
-
     def _infer(self, forward, module: torch.nn.Module, X: np.ndarray) -> np.ndarray:
-        """``forward`` on prepared X in eval mode, each series in a pass of fixed shape.
-
-        CPU matrix-multiply kernels (MKL, oneDNN, OpenBLAS) pick their blocking, and so
-        the order in which they sum, from the shape of the whole product: a series
-        computed alone (3 tokens = 3 rows) came out up to 3e-4 apart (relative) from the
-        same series computed among 20. So the shape of a pass never depends on which
-        other series are in ``X``: series are grouped by their own token count (the
-        training length, or that times a power of two for longer series), each group runs
-        in batches of exactly ``INFERENCE_BATCH`` series (the last one filled with zero
-        series), and each row of the result is then a function of its own series only.
-        """
-        n, c, _ = X.shape
-        out = None
-        settle_eval(module)
-        with torch.no_grad(), self._autocast():
-            for rows, group in self._token_groups(X):
-                length = group.shape[2]
-                for start in range(0, len(rows), INFERENCE_BATCH):
-                    chunk = group[start : start + INFERENCE_BATCH]
-                    m = len(chunk)
-                    if m < INFERENCE_BATCH:
-                        filler = np.zeros((INFERENCE_BATCH - m, c, length), dtype=X.dtype)
-                        chunk = np.concatenate([chunk, filler])
-                    xb = torch.from_numpy(np.ascontiguousarray(chunk)).to(self._device)
-                    res = forward(xb)[:m].double().cpu().numpy()
-                    if out is None:
-                        out = np.empty((n, *res.shape[1:]), dtype=np.float64)
-                    out[rows[start : start + m]] = res
-        return out
+        """``forward`` on prepared X in passes of fixed shape (:func:`sktspt.inference.infer`)."""
+        return infer(forward, module, X, patch_size=self.patch_size_,
+                     max_tokens=self.max_tokens_, device=self._device, autocast=self._autocast())
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

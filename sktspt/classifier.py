@@ -11,7 +11,7 @@ from sklearn.preprocessing import LabelEncoder
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import INFERENCE_BATCH, with_threads
+from ._base import with_threads
 from ._params import (
     Integer,
     Number,
@@ -23,6 +23,7 @@ from ._params import show as _show
 from ._supervised import SupervisedSPT
 from .augment import roll_series
 from .data import check_finite_output, check_labels
+from .inference import INFERENCE_BATCH
 from .invariance import alignment_gain
 from .leap import check_exit_params, early_exit_infer
 from .nn.ensemble import mean_member_proba

@@ -41,9 +41,10 @@ import torch
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import INFERENCE_BATCH, EmbeddingTransformerMixin
+from ._base import EmbeddingTransformerMixin
 from ._concurrency import THREADS, settle_eval
 from ._params import Integer, Number
+from .inference import INFERENCE_BATCH
 from .nn.encoder import masked_mean
 from .nn.heads import split_input
 

@@ -25,6 +25,7 @@ import torch.nn.functional as F
 
 from ._concurrency import settle_eval
 from ._params import leap_needs_one_network, validate
+from .inference import token_groups
 from .nn.encoder import masked_mean
 from .nn.heads import split_input
 
@@ -167,7 +168,8 @@ def early_exit_pass(
 
 
 def early_exit_infer(est, module, X: np.ndarray, threshold, min_layer: int, batch: int):
-    """:func:`early_exit_pass` on prepared ``X``, grouped by token count as in ``_infer``.
+    """:func:`early_exit_pass` on prepared ``X``, grouped by token count as for prediction
+    (:func:`sktspt.inference.token_groups`).
 
     Returns float64 logits ``(n, n_classes)``, float64 pooled representations
     ``(n, d_model)`` and the exit layer of every series ``(n,)``.
@@ -177,7 +179,7 @@ def early_exit_infer(est, module, X: np.ndarray, threshold, min_layer: int, batc
     exits = np.empty(n, dtype=np.int64)
     settle_eval(module)
     with torch.no_grad():
-        for rows, group in est._token_groups(X):
+        for rows, group in token_groups(X, est.patch_size_, est.max_tokens_):
             xb = torch.from_numpy(np.ascontiguousarray(group)).to(est._device)
             lg, pl, ex = early_exit_pass(module, xb, threshold, min_layer, batch)
             if logits is None:
