@@ -143,7 +143,10 @@ def _transfer(cfg: RunConfig, **overrides):
     from .transfer import transfer_pretrainer
 
     spt = _spt(cfg, **overrides)
-    return spt.set_params(pretrainer=transfer_pretrainer(cfg.seed, spt.get_params(deep=False)))
+    settings = spt.get_params(deep=False)
+    if "normalize" not in cfg.params:  # the corpus mixes scales: the pretrainer's own choice
+        del settings["normalize"]
+    return spt.set_params(pretrainer=transfer_pretrainer(cfg.seed, settings))
 
 
 def _twt(cfg: RunConfig):

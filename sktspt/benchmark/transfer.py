@@ -48,7 +48,7 @@ _NORMALIZE = "instance"
 _CACHE: dict[tuple, object] = {}
 
 
-def corpus_series(names=CORPUS, data_dir=None) -> list[np.ndarray]:
+def corpus_series(names=None, data_dir=None) -> list[np.ndarray]:
     """The training series of ``names``, each ``(n_channels, length)``, in name order.
 
     Only training splits are read; labels are dropped.
@@ -56,7 +56,7 @@ def corpus_series(names=CORPUS, data_dir=None) -> list[np.ndarray]:
     from ..data import check_panel
 
     series = []
-    for name in names:
+    for name in CORPUS if names is None else names:
         X_tr = load_dataset(name, data_dir)[0]
         panel, info = check_panel(X_tr)
         for row in np.asarray(panel, dtype=np.float64):  # NaN-padded to the longest
@@ -74,17 +74,19 @@ def _pretrainer_params(classifier_params: dict) -> dict:
     return {k: v for k, v in classifier_params.items() if k in shared}
 
 
-def transfer_pretrainer(seed: int, classifier_params: dict, corpus=CORPUS, data_dir=None):
+def transfer_pretrainer(seed: int, classifier_params: dict, corpus=None, data_dir=None):
     """A fitted SPTPretrainer on ``corpus``, wrapped in ``FrozenEstimator``; cached.
 
-    ``classifier_params`` are the SPTClassifier settings of the job (architecture,
-    pretraining epochs, ``--model-params``); those an SPTPretrainer takes are used, with
-    ``random_state=seed`` and ``normalize="instance"`` unless set.
+    ``corpus`` defaults to :data:`CORPUS`. ``classifier_params`` are the SPTClassifier
+    settings of the job (architecture, pretraining epochs, ``--model-params``); those an
+    SPTPretrainer takes are used, with ``random_state=seed``, and ``normalize="instance"``
+    where they do not set ``normalize``.
     """
     from sklearn.frozen import FrozenEstimator
 
     from ..pretrainer import SPTPretrainer
 
+    corpus = tuple(CORPUS if corpus is None else corpus)
     params = _pretrainer_params(classifier_params)
     params.setdefault("normalize", _NORMALIZE)
     params["random_state"] = seed
