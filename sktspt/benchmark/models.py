@@ -13,6 +13,11 @@ the user's ``--model-params``) and returns an unfitted estimator with ``fit`` an
 ``predict``. Add entries in a script, then call :func:`sktspt.benchmark.main` from it with
 ``--models tsf ...``; loky, dask and ray send the factory to their workers with
 cloudpickle, so a lambda defined in the script works with parallel workers too.
+
+The regression task (``--task regression``) has its own registry,
+:data:`REGRESSION_MODELS` (``spt``, ``scratch``, ``minirocket``), whose specs say
+``task="regression"`` so that their rows record RMSE and R²; :func:`registry` gives a
+task's registry and default models.
 """
 
 from __future__ import annotations
