@@ -167,7 +167,7 @@ def test_classification_defaults_are_unchanged():
      "GunPoint is a classification problem"),
     (["--task", "classification", "--datasets", "Tecator"], "Tecator is a regression problem"),
     (["--datasets", "GunPoint", "Tecator"], "mix classification and regression"),
-    (["--task", "regression", "--models", "spt-span"], "unknown regression model(s) spt-span"),
+    (["--task", "regression", "--models", "spt-span"], "unknown model(s) spt-span for regression"),
     (["--datasets", "Tecator", "--model-params", "class_weight=balanced"],
      "not a settable SPTRegressor parameter"),
 ])

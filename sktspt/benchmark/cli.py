@@ -206,8 +206,9 @@ def resolve_options(args: argparse.Namespace, parser: argparse.ArgumentParser) -
         unknown = [m for m in models if m not in known]
         if unknown:
             raise argparse.ArgumentTypeError(
-                f"unknown {task} model(s) {', '.join(unknown)}; choose from "
-                f"{', '.join(known)}."
+                f"unknown model(s) {', '.join(unknown)}"
+                + (" for regression" if task == "regression" else "")
+                + f"; choose from {', '.join(known)}."
             )
         if args.seeds is None:
             seeds = list(quick.get("seeds", range(FULL_SEEDS)))
