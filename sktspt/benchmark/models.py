@@ -13,6 +13,11 @@ the user's ``--model-params``) and returns an unfitted estimator with ``fit`` an
 ``predict``. Add entries in a script, then call :func:`sktspt.benchmark.main` from it with
 ``--models tsf ...``; loky, dask and ray send the factory to their workers with
 cloudpickle, so a lambda defined in the script works with parallel workers too.
+
+The regression task (``--task regression``) has its own registry,
+:data:`REGRESSION_MODELS` (``spt``, ``scratch``, ``minirocket``), whose specs say
+``task="regression"`` so that their rows record RMSE and R²; :func:`registry` gives a
+task's registry and default models.
 """
 
 from __future__ import annotations
@@ -25,7 +30,16 @@ import numpy as np
 
 from .datasets import DatasetInfo
 
-__all__ = ["DEFAULT_MODELS", "MODELS", "ModelSpec", "RunConfig"]
+__all__ = [
+    "DEFAULT_MODELS",
+    "DEFAULT_REGRESSION_MODELS",
+    "MODELS",
+    "REGRESSION_MODELS",
+    "MiniRocketRidge",
+    "ModelSpec",
+    "RunConfig",
+    "registry",
+]
 
 
 @dataclass(frozen=True)
@@ -60,6 +74,9 @@ class ModelSpec:
     univariate_only : bool, default=False
         Skip the model on multivariate datasets (``spt-transfer``: its pretraining corpus
         is univariate, and a pretrainer fixes the channel count).
+    task : {"classification", "regression"}, default="classification"
+        What the estimator predicts, so what its row records: accuracy for class labels,
+        RMSE and R² for numbers.
     """
 
     factory: Callable[[RunConfig], object]
@@ -67,6 +84,7 @@ class ModelSpec:
     multivariate_only: bool = False
     warmup: bool = False
     univariate_only: bool = False
+    task: str = "classification"
 
     def skip_reason(self, data: DatasetInfo) -> str | None:
         """Why this model does not run on a dataset, or ``None`` when it does."""
@@ -207,3 +225,93 @@ MODELS: dict[str, ModelSpec] = {
 DEFAULT_MODELS: tuple[str, ...] = (
     *_masking_models(), "scratch", "scratch-rotary", "scratch-alibi", "minirocket",
 )
+
+
+# --- regression ---------------------------------------------------------------------------
+def _spt_regressor(cfg: RunConfig, **overrides):
+    """SPTRegressor with its own defaults except seed, epochs, depth and user params."""
+    from ..regressor import SPTRegressor
+
+    kwargs = dict(cfg.params)
+    kwargs.update(random_state=cfg.seed, pretrain_epochs=cfg.pretrain_epochs,
+                  max_epochs=cfg.epochs)
+    if cfg.depth is not None:
+        kwargs["depth"] = cfg.depth
+    kwargs.update(overrides)
+    return SPTRegressor(**kwargs)
+
+
+def _scratch_regressor(cfg: RunConfig):
+    """The identical regression network without pretraining, at equal optimizer steps
+    (both phases' steps, or both phases' epochs), as :func:`_scratch` for classification."""
+    if cfg.pretrain_epochs == "auto" or cfg.epochs == "auto":
+        from ..regressor import SPTRegressor
+
+        steps = cfg.params.get("auto_steps", SPTRegressor().auto_steps)
+        return _spt_regressor(cfg, pretrain_epochs=0, max_epochs="auto", auto_steps=2 * steps)
+    return _spt_regressor(cfg, pretrain_epochs=0, max_epochs=cfg.pretrain_epochs + cfg.epochs)
+
+
+class MiniRocketRidge:
+    """MiniRocket features, standardised, then ``RidgeCV`` over ``logspace(-3, 3, 10)``:
+    sktime's ``RocketRegressor`` recipe with MiniRocket.
+
+    Composed by hand because an sktime transformer inside a scikit-learn ``Pipeline`` fails
+    under scikit-learn 1.9 (``benchmarks/regression_probe.py``). Unequal lengths are
+    zero-padded to ``pad_length`` first (the dataset's longest series), as for the
+    classification MiniRocket.
+    """
+
+    def __init__(self, random_state: int = 0, pad_length: int | None = None):
+        self.random_state = random_state
+        self.pad_length = pad_length
+
+    def _features(self, X, fit: bool):
+        if fit:
+            from sktime.transformations.panel.padder import PaddingTransformer
+            from sktime.transformations.panel.rocket import MiniRocketMultivariate
+
+            self.padder_ = (None if self.pad_length is None
+                            else PaddingTransformer(pad_length=self.pad_length))
+            self.rocket_ = MiniRocketMultivariate(random_state=self.random_state, n_jobs=1)
+        if self.padder_ is not None:
+            X = self.padder_.fit_transform(X) if fit else self.padder_.transform(X)
+        return self.rocket_.fit_transform(X) if fit else self.rocket_.transform(X)
+
+    def fit(self, X, y):
+        from sklearn.linear_model import RidgeCV
+        from sklearn.preprocessing import StandardScaler
+
+        self.scaler_ = StandardScaler()
+        self.ridge_ = RidgeCV(alphas=np.logspace(-3, 3, 10))
+        self.ridge_.fit(self.scaler_.fit_transform(self._features(X, fit=True)), y)
+        self.steps = [("minirocket", self.rocket_), ("scaler", self.scaler_),
+                      ("ridgecv", self.ridge_)]  # where n_params finds the coefficients
+        return self
+
+    def predict(self, X):
+        return self.ridge_.predict(self.scaler_.transform(self._features(X, fit=False)))
+
+
+def _minirocket_regressor(cfg: RunConfig):
+    return MiniRocketRidge(cfg.seed, None if cfg.data.equal_length else cfg.data.max_length)
+
+
+#: The regression benchmark's registry (``--task regression``): the default SPTRegressor,
+#: its from-scratch control at equal optimizer steps, and MiniRocket features with RidgeCV.
+REGRESSION_MODELS: dict[str, ModelSpec] = {
+    "spt": ModelSpec(_spt_regressor, task="regression"),
+    "scratch": ModelSpec(_scratch_regressor, task="regression"),
+    "minirocket": ModelSpec(_minirocket_regressor, neural=False, warmup=True,
+                            task="regression"),
+}
+DEFAULT_REGRESSION_MODELS: tuple[str, ...] = tuple(REGRESSION_MODELS)
+
+
+def registry(task: str) -> tuple[dict[str, ModelSpec], tuple[str, ...]]:
+    """The model registry of a task and its default models."""
+    if task == "regression":
+        return REGRESSION_MODELS, DEFAULT_REGRESSION_MODELS
+    if task == "classification":
+        return MODELS, DEFAULT_MODELS
+    raise ValueError(f"task must be 'classification' or 'regression', got {task!r}.")

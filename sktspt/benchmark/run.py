@@ -32,10 +32,12 @@ from .models import ModelSpec, RunConfig
 __all__ = [
     "BACKENDS",
     "COLUMNS",
+    "REGRESSION_COLUMNS",
     "Job",
     "ResultsFile",
     "Skipped",
     "Timing",
+    "columns_of",
     "cpu_count",
     "n_params",
     "plan_jobs",
@@ -55,6 +57,16 @@ INT_COLUMNS = ("seed", "depth", "pretrain_epochs", "epochs", "n_params")
 #: The columns of files written before ``label_fraction`` existed; such a file is
 #: rewritten with the column (empty: every label) when a run resumes it.
 _COLUMNS_BEFORE_FRACTIONS = tuple(c for c in COLUMNS if c != "label_fraction")
+
+#: The columns of a regression run's ``results.csv``: RMSE and R² on the test split in
+#: place of accuracy.
+REGRESSION_COLUMNS = tuple(c for name in COLUMNS
+                           for c in (("rmse", "r2") if name == "accuracy" else (name,)))
+
+
+def columns_of(task: str) -> tuple[str, ...]:
+    """The ``results.csv`` columns of a task's run (``"classification"`` or ``"regression"``)."""
+    return REGRESSION_COLUMNS if task == "regression" else COLUMNS
 
 
 # --- clocks and threads -------------------------------------------------------------------
@@ -151,7 +163,8 @@ def _new_row(job: Job, spec: ModelSpec, pretrain_epochs, epochs, error: str = ""
         label_fraction=job.label_fraction,
         pretrain_epochs=pretrain_epochs if spec.neural and pretrain_epochs != "auto" else None,
         epochs=epochs if spec.neural and epochs != "auto" else None, augment=None,
-        accuracy=np.nan, fit_s=np.nan, predict_s=np.nan, n_params=None, error=error,
+        accuracy=np.nan, rmse=np.nan, r2=np.nan, fit_s=np.nan, predict_s=np.nan,
+        n_params=None, error=error,
     )
 
 
@@ -159,9 +172,13 @@ def _new_row(job: Job, spec: ModelSpec, pretrain_epochs, epochs, error: str = ""
 _WARMED: set[tuple[str, str]] = set()
 
 
-def _subset(X, y, per_class: int = 2):
-    """A few series of each class (the first ones), for a warm-up fit."""
+def _subset(X, y, per_class: int = 2, task: str = "classification"):
+    """A few series of each class (the first ones), for a warm-up fit; of a regression
+    problem, its first ten series."""
     y = np.asarray(y)
+    if task == "regression":
+        idx = np.arange(min(len(y), 10))
+        return (X.iloc[idx] if hasattr(X, "iloc") else X[idx]), y[idx]
     idx = np.sort(np.concatenate([np.flatnonzero(y == c)[:per_class] for c in np.unique(y)]))
     return (X.iloc[idx] if hasattr(X, "iloc") else X[idx]), y[idx]
 
@@ -175,7 +192,7 @@ def _warm_up(job: Job, spec: ModelSpec, cfg: RunConfig, X, y) -> None:
         return
     _WARMED.add((job.model, job.dataset))
     try:
-        spec.factory(cfg).fit(*_subset(X, y))
+        spec.factory(cfg).fit(*_subset(X, y, task=spec.task))
     except Exception:  # noqa: BLE001, S110 - see the docstring
         pass
 
@@ -205,6 +222,15 @@ def _takes_unlabeled(estimator) -> bool:
         return False
 
 
+def _regression_scores(y_true, y_pred) -> dict:
+    """Test RMSE (in the target's units) and R² of one fit (averaged over outputs)."""
+    from sklearn.metrics import mean_squared_error, r2_score
+
+    y_true, y_pred = np.asarray(y_true, dtype=float), np.asarray(y_pred, dtype=float)
+    return dict(rmse=float(np.sqrt(mean_squared_error(y_true, y_pred))),
+                r2=float(r2_score(y_true, y_pred)))
+
+
 def run_job(job: Job, spec: ModelSpec, pretrain_epochs: int | str, epochs: int | str,
             params: dict,
             n_parallel: int, threads: int | None = None) -> dict:
@@ -218,8 +244,9 @@ def run_job(job: Job, spec: ModelSpec, pretrain_epochs: int | str, epochs: int |
     Runs in a worker: torch gets ``threads`` threads for a neural job, by default
     ``cores // n_parallel`` (restored afterwards), so parallel jobs do not oversubscribe
     the cores. A model with ``warmup`` (MiniRocket) is first fitted once untimed on a few
-    series (:func:`_warm_up`). A failure is returned as the row's ``error`` instead of
-    stopping the other jobs.
+    series (:func:`_warm_up`). A classification model's row gets the test accuracy, a
+    regression model's (``spec.task``) the test RMSE and R². A failure is returned as the
+    row's ``error`` instead of stopping the other jobs.
     """
     row = _new_row(job, spec, pretrain_epochs, epochs)
     if threads is None:
@@ -249,7 +276,10 @@ def run_job(job: Job, spec: ModelSpec, pretrain_epochs: int | str, epochs: int |
             start = time.perf_counter()
             y_pred = estimator.predict(X_te)
             row["predict_s"] = time.perf_counter() - start
-        row["accuracy"] = float(np.mean(np.asarray(y_pred) == y_te))
+        if spec.task == "regression":
+            row.update(_regression_scores(y_te, y_pred))
+        else:
+            row["accuracy"] = float(np.mean(np.asarray(y_pred) == y_te))
         row["n_params"] = n_params(estimator)
     except Exception as exc:  # noqa: BLE001 - one failed job must not stop the others
         row["error"] = f"{type(exc).__name__}: {exc}"
@@ -360,17 +390,20 @@ def read_results(path: str | os.PathLike) -> pd.DataFrame:
     text = Path(path).read_text(encoding="utf-8")
     if text and not text.endswith("\n"):
         text = text[: text.rfind("\n") + 1]
+    header = next(csv.reader([text.split("\n", 1)[0]]), []) if text.strip() else []
+    columns = REGRESSION_COLUMNS if "rmse" in header else COLUMNS
     if not text.strip():
-        return pd.DataFrame(columns=list(COLUMNS)).astype({c: "Int64" for c in INT_COLUMNS})
+        return pd.DataFrame(columns=list(columns)).astype({c: "Int64" for c in INT_COLUMNS})
     frame = pd.read_csv(io.StringIO(text), keep_default_na=False, na_values=[""],
                         dtype={"dataset": str, "model": str, "error": str, "augment": str})
-    missing = [c for c in ("dataset", "model", "seed", "depth", "accuracy", "error")
+    score = ("rmse", "r2") if columns is REGRESSION_COLUMNS else ("accuracy",)
+    missing = [c for c in ("dataset", "model", "seed", "depth", *score, "error")
                if c not in frame]
     if missing:
         raise ValueError(f"{path} is not a benchmark results file: it has no column(s) "
                          f"{', '.join(missing)}.")
     frame["error"] = frame["error"].fillna("")
-    for column in COLUMNS:
+    for column in columns:
         if column not in frame:
             frame[column] = None
     frame = frame.astype({c: "Int64" for c in INT_COLUMNS if c in frame})
@@ -389,12 +422,16 @@ class ResultsFile:
     ----------
     path : path-like
         The CSV file; created (with its folder) if absent.
+    columns : sequence of str, default=COLUMNS
+        The file's columns: :data:`COLUMNS` for classification, :data:`REGRESSION_COLUMNS`
+        for regression (:func:`columns_of`). An existing file must have this header.
     """
 
-    def __init__(self, path: str | os.PathLike):
+    def __init__(self, path: str | os.PathLike, columns: Sequence[str] = COLUMNS):
         self.path = Path(path)
+        self.columns = tuple(columns)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        header = _csv_line(COLUMNS)
+        header = _csv_line(self.columns)
         if self.path.exists() and self.path.stat().st_size:
             data = self.path.read_bytes()
             if data.startswith(_csv_line(_COLUMNS_BEFORE_FRACTIONS).encode()):
@@ -402,9 +439,9 @@ class ResultsFile:
                 data = self.path.read_bytes()
             if not data.startswith(header.encode()):
                 raise ValueError(
-                    f"{self.path} was not written by this version of the benchmark (its "
-                    f"header is not {header.strip()!r}); move it away or choose another "
-                    "--output."
+                    f"{self.path} was not written by this version of the benchmark for "
+                    f"this task (its header is not {header.strip()!r}); move it away or "
+                    "choose another --output."
                 )
             if not data.endswith(b"\n"):
                 with open(self.path, "r+b") as f:
@@ -422,8 +459,8 @@ class ResultsFile:
             os.fsync(f.fileno())
 
     def append(self, row: dict) -> None:
-        """Append one result row (a dict with :data:`COLUMNS`) durably."""
-        self._write(_csv_line([_cell(row.get(c)) for c in COLUMNS]))
+        """Append one result row (a dict with the file's columns) durably."""
+        self._write(_csv_line([_cell(row.get(c)) for c in self.columns]))
 
     def read(self) -> pd.DataFrame:
         """Every complete row of the file (see :func:`read_results`)."""
@@ -441,9 +478,9 @@ class ResultsFile:
     def _rewrite(self, frame: pd.DataFrame) -> None:
         """Replace the file atomically by ``frame``'s rows, with the current header."""
         tmp = self.path.with_name(self.path.name + ".tmp")
-        lines = [_csv_line(COLUMNS)] + [
+        lines = [_csv_line(self.columns)] + [
             _csv_line([_cell(v) for v in row])
-            for row in frame[list(COLUMNS)].itertuples(index=False)
+            for row in frame[list(self.columns)].itertuples(index=False)
         ]
         with open(tmp, "w", encoding="utf-8") as f:
             f.write("".join(lines))
@@ -714,6 +751,8 @@ def _progress_line(done: int, total: int, row: dict) -> str:
              f"{labels}")
     if row["error"]:
         return f"{where}: FAILED {row['error']}"
+    if not pd.isna(row.get("rmse", np.nan)):
+        return f"{where}: RMSE {row['rmse']:.4g}, R2 {row['r2']:.3f}, fit {row['fit_s']:.1f} s"
     return f"{where}: accuracy {row['accuracy']:.3f}, fit {row['fit_s']:.1f} s"
 
 
@@ -737,7 +776,7 @@ def run_benchmark(jobs: Sequence[Job], registry: dict[str, ModelSpec],
     ----------
     progress : bool
         A progress bar on stderr; when False, one log line per finished fit instead
-        (dataset, model, seed, accuracy and fit seconds).
+        (dataset, model, seed, accuracy, or RMSE and R², and fit seconds).
     results_file : path-like or ResultsFile, optional
         Where to append each row as it finishes.
     max_attempts : int, default=3
@@ -754,8 +793,13 @@ def run_benchmark(jobs: Sequence[Job], registry: dict[str, ModelSpec],
     unknown = sorted({j.model for j in jobs} - set(registry))
     if unknown:
         raise ValueError(f"jobs name model(s) not in the registry: {', '.join(unknown)}.")
+    tasks = {registry[j.model].task for j in jobs}
+    if len(tasks) > 1:
+        raise ValueError("jobs mix classification and regression models; run each task "
+                         "separately (their results files have different columns).")
+    columns = columns_of(tasks.pop() if tasks else "classification")
     writer = (results_file if isinstance(results_file, ResultsFile) or results_file is None
-              else ResultsFile(results_file))
+              else ResultsFile(results_file, columns))
     rows: list[dict] = []
 
     def consume(stream: Iterator[tuple[Job, dict]]) -> None:
@@ -793,5 +837,5 @@ def run_benchmark(jobs: Sequence[Job], registry: dict[str, ModelSpec],
         call = _Call(registry, pretrain_epochs, epochs, params, n_parallel, threads)
         consume(_run_inline(call, jobs) if n_parallel == 1 else
                 _run_loky(call, jobs, n_parallel, max_attempts, poll_s))
-    frame = pd.DataFrame(rows, columns=list(COLUMNS)).astype({c: "Int64" for c in INT_COLUMNS})
+    frame = pd.DataFrame(rows, columns=list(columns)).astype({c: "Int64" for c in INT_COLUMNS})
     return rows_of_jobs(jobs, frame)[0]
