@@ -257,7 +257,7 @@ class MiniRocketRidge:
     sktime's ``RocketRegressor`` recipe with MiniRocket.
 
     Composed by hand because an sktime transformer inside a scikit-learn ``Pipeline`` fails
-    under scikit-learn 1.9 (``benchmarks/regression_probe.py``). Unequal lengths are
+    under scikit-learn 1.9. Unequal lengths are
     zero-padded to ``pad_length`` first (the dataset's longest series), as for the
     classification MiniRocket.
     """
