@@ -213,14 +213,14 @@ def test_bad_parameters_raise_at_fit(panel, param, value):
 
 
 def test_defaults_hold_at_the_archive_extremes():
-    """30 classes of 2 series, 12 channels, 3,000 steps: the defaults fit without a split.
+    """30 classes of 2 series, 6 channels, 3,000 steps: the defaults fit without a split.
 
     Only the step budget is cut (``auto_steps``); the tokenizer, the automatic patch size and
     the split-free selection are the defaults that have to cope.
     """
     rng = np.random.default_rng(0)
     y = np.repeat(np.arange(30), 2)
-    X = rng.normal(size=(60, 12, 3000)).astype(np.float32) + 0.05 * y[:, None, None]
+    X = rng.normal(size=(60, 6, 3000)).astype(np.float32) + 0.05 * y[:, None, None]
     clf = SPTClassifier(auto_steps=4, n_threads=1, random_state=0).fit(X, y)
     assert clf.patch_size_ == 94  # about 32 tokens, whatever the length
     assert clf.tokenizer == "rocket" and clf.validation_fraction == 0
