@@ -101,9 +101,10 @@ def summarize(results: pd.DataFrame) -> pd.DataFrame:
     return summary
 
 
-def _label_order(summary: pd.DataFrame) -> list[str]:
-    """Model labels in registry order (then by depth), whatever order the jobs finished in."""
-    rank = {name: i for i, name in enumerate(MODELS)}
+def _label_order(summary: pd.DataFrame, registry=None) -> list[str]:
+    """Model labels in ``registry`` order (then by depth; default: the classification
+    models), whatever order the jobs finished in."""
+    rank = {name: i for i, name in enumerate(MODELS if registry is None else registry)}
     keys = summary.drop_duplicates("label")
     keys = sorted(zip(keys["model"], keys["depth"], keys["label"]),
                   key=lambda k: (rank.get(k[0], len(rank)), k[0], -1 if pd.isna(k[1]) else k[1]))
@@ -408,7 +409,17 @@ def plot_pairwise(results: pd.DataFrame, path: Path,
         Empty if the figure was written, else why not (fewer than 2 datasets, or no pair
         of models ran).
     """
-    matrix = accuracy_matrix(results)
+    return pairwise_scatter(accuracy_matrix(results), path, pairs, "accuracy",
+                            "Test accuracy per dataset (mean over seeds)", top=1.0)
+
+
+def pairwise_scatter(matrix: pd.DataFrame, path: Path,
+                     pairs: Sequence[tuple[str, str]] | None, score: str, title: str,
+                     top: float | None = None) -> str:
+    """One panel per pair of models: the first model's score (y) against the second's (x)
+    for each dataset (a row of ``matrix``), higher is better, so points above the diagonal
+    are the first model's wins. ``top`` caps the axes (1.0 for accuracy); the empty string
+    when written, else why not."""
     if len(matrix) < 2:
         return (f"a pairwise scatter needs at least 2 datasets (one point per dataset); "
                 f"this run has {len(matrix)}")
@@ -421,8 +432,12 @@ def plot_pairwise(results: pd.DataFrame, path: Path,
     fig, axes = plt.subplots(1, len(pairs), figsize=(4.2 * len(pairs), 4.4), squeeze=False,
                              layout="constrained")
     values = matrix[list({m for pair in pairs for m in pair})].to_numpy(dtype=float)
-    low = float(np.nanmin(values))
-    lo, hi = max(0.0, low - 0.05 * (1 - low) - 0.01), 1.0 + 0.01
+    low, high = float(np.nanmin(values)), float(np.nanmax(values))
+    if top is not None:
+        lo, hi = max(0.0, low - 0.05 * (top - low) - 0.01), top + 0.01
+    else:
+        pad = 0.05 * (high - low) + 0.01
+        lo, hi = low - pad, high + pad
     for ax, (a, b) in zip(axes[0], pairs):
         both = matrix[[a, b]].dropna()
         ax.plot([lo, hi], [lo, hi], color="0.5", linewidth=1, linestyle="--", zorder=0)
@@ -431,12 +446,12 @@ def plot_pairwise(results: pd.DataFrame, path: Path,
             ax.annotate(name, (xb, ya), fontsize=7, xytext=(3, 3), textcoords="offset points")
         wins = int((both[a] > both[b]).sum())
         losses = int((both[a] < both[b]).sum())
-        ax.set(xlim=(lo, hi), ylim=(lo, hi), xlabel=f"{b} accuracy", ylabel=f"{a} accuracy",
+        ax.set(xlim=(lo, hi), ylim=(lo, hi), xlabel=f"{b} {score}", ylabel=f"{a} {score}",
                aspect="equal")
         ax.set_title(f"{a} vs {b}\nabove diagonal: {wins}, below: {losses}, "
                      f"tied: {len(both) - wins - losses}", fontsize="medium")
         ax.grid(color="0.92")
-    fig.suptitle("Test accuracy per dataset (mean over seeds)")
+    fig.suptitle(title)
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return ""

@@ -29,11 +29,12 @@ from .models import REGRESSION_MODELS
 from .report import (
     Figure,
     _label,
+    _label_order,
     _pyplot,
     _skipped_note,
-    default_pairs,
     machine_description,
     md_table,
+    pairwise_scatter,
 )
 from .run import Skipped
 
@@ -66,22 +67,13 @@ def summarize(results: pd.DataFrame) -> pd.DataFrame:
     return summary
 
 
-def _label_order(summary: pd.DataFrame) -> list[str]:
-    """Labels in registry order (spt, scratch, minirocket), then by depth."""
-    rank = {name: i for i, name in enumerate(REGRESSION_MODELS)}
-    keys = summary.drop_duplicates("label")
-    keys = sorted(zip(keys["model"], keys["depth"], keys["label"]),
-                  key=lambda k: (rank.get(k[0], len(rank)), k[0], -1 if pd.isna(k[1]) else k[1]))
-    return [label for _, _, label in keys]
-
-
 def score_matrix(results: pd.DataFrame, score: str = "rmse") -> pd.DataFrame:
     """Mean ``score`` (``"rmse"`` or ``"r2"``) over seeds: datasets (rows, in run order) by
     model labels (columns); NaN where a model did not run or failed."""
     summary = summarize(results)
     matrix = summary.pivot(index="dataset", columns="label", values=score)
     return matrix.reindex(index=list(dict.fromkeys(summary["dataset"])),
-                          columns=_label_order(summary))
+                          columns=_label_order(summary, REGRESSION_MODELS))
 
 
 def _fmt(mean: float, std: float, seeds: int) -> str:
@@ -101,7 +93,7 @@ def markdown_tables(results: pd.DataFrame, skipped: Sequence[Skipped] = ()) -> s
     R² matrix with its mean.
     """
     summary = summarize(results)
-    labels = _label_order(summary)
+    labels = _label_order(summary, REGRESSION_MODELS)
     datasets = list(dict.fromkeys(summary["dataset"]))
     summary = summary.assign(
         _d=summary["dataset"].map(datasets.index), _m=summary["label"].map(labels.index)
@@ -186,7 +178,7 @@ def plot_rmse(results: pd.DataFrame, path: Path) -> None:
     std over seeds as error bars (cut at 0)."""
     plt = _pyplot()
     summary = summarize(results)
-    labels = _label_order(summary)
+    labels = _label_order(summary, REGRESSION_MODELS)
     datasets = list(dict.fromkeys(summary["dataset"]))
     show_std = bool((summary["seeds"] > 1).any())
     colors = plt.get_cmap("tab10")
@@ -260,38 +252,8 @@ def plot_pairwise_r2(results: pd.DataFrame, path: Path,
     str
         Empty if the figure was written, else why not (fewer than 2 datasets, or no pair).
     """
-    matrix = score_matrix(results, "r2")
-    if len(matrix) < 2:
-        return (f"a pairwise scatter needs at least 2 datasets (one point per dataset); "
-                f"this run has {len(matrix)}")
-    pairs = default_pairs(list(matrix.columns)) if pairs is None else list(pairs)
-    pairs = [(a, b) for a, b in pairs if a in matrix and b in matrix
-             and matrix[[a, b]].notna().all(axis=1).any()]
-    if not pairs:
-        return "a pairwise scatter needs an SPT model and MiniRocket or scratch in the run"
-    plt = _pyplot()
-    fig, axes = plt.subplots(1, len(pairs), figsize=(4.2 * len(pairs), 4.8), squeeze=False,
-                             layout="constrained")
-    values = matrix[list({m for pair in pairs for m in pair})].to_numpy(dtype=float)
-    low, high = float(np.nanmin(values)), max(1.0, float(np.nanmax(values)))
-    pad = 0.05 * (high - low) + 0.01
-    lo, hi = low - pad, high + pad
-    for ax, (a, b) in zip(axes[0], pairs):
-        both = matrix[[a, b]].dropna()
-        ax.plot([lo, hi], [lo, hi], color="0.5", linewidth=1, linestyle="--", zorder=0)
-        ax.scatter(both[b], both[a], s=30, zorder=2)
-        for name, (ya, xb) in both.iterrows():
-            ax.annotate(name, (xb, ya), fontsize=7, xytext=(3, 3), textcoords="offset points")
-        wins, losses = int((both[a] > both[b]).sum()), int((both[a] < both[b]).sum())
-        ax.set(xlim=(lo, hi), ylim=(lo, hi), xlabel=f"{b} R²", ylabel=f"{a} R²",
-               aspect="equal")
-        ax.set_title(f"{a} vs {b}\nabove diagonal: {wins}, below: {losses}, "
-                     f"tied: {len(both) - wins - losses}", fontsize="medium")
-        ax.grid(color="0.92")
-    fig.suptitle("Test R² per dataset (mean over seeds)")
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return ""
+    return pairwise_scatter(score_matrix(results, "r2"), path, pairs, "R²",
+                            "Test R² per dataset (mean over seeds)")
 
 
 def write_figures(results: pd.DataFrame, folder: Path, stem: str = "") -> list[Figure]:
