@@ -351,7 +351,9 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         y_enc = self._continue_targets(y, len(Xp))
         weights = self._sample_weights(sample_weight, y_enc)
         if weights is not None:
-            self.net_.set_params(criterion__reduction="none")
+            # Per-series losses, set on the criterion itself: skorch's set_params would build
+            # a fresh optimizer, losing the state (and the schedule's start) a warm start keeps.
+            self.net_.criterion_.reduction = "none"
         # The current precision (it may have changed since the net was built, or the model
         # may have been loaded on another device); raises where the device cannot train it.
         self.net_.precision = autocast_dtype(self.precision, self._device)
