@@ -23,6 +23,7 @@ from sktime.datasets import load_UCR_UEA_dataset
 
 from sktspt import SPTClassifier
 from sktspt.benchmark import HELDOUT, load_dataset
+from sktspt.benchmark.labels import labelled_subset
 from sktspt.data import resolve_patch_size
 
 CONFIGS: dict[str, dict] = {
@@ -266,6 +267,24 @@ CONFIGS["r39_s2000"] = {**CONFIGS["r35_rocket"], "auto_steps": 2000}
 # joint clipping had clipped three members in 38 % of early fine-tuning steps where the
 # single network is clipped in 69 %, so the members did not train as the network they copy.
 CONFIGS["r40_e3"] = {**CONFIGS["r35_rocket"], "n_estimators": 3}
+# Round 41 (issue 59, cost): half the step budget, and the same series seen in fewer,
+# fuller steps (a step's fixed cost is a large share at the default size).
+CONFIGS["r41_s500"] = {**CONFIGS["r35_rocket"], "auto_steps": 500}
+CONFIGS["r41_b32"] = {**CONFIGS["r35_rocket"], "auto_steps": 500, "batch_size": 32}
+CONFIGS["r41_b64"] = {**CONFIGS["r35_rocket"], "auto_steps": 250, "batch_size": 64, "lr": 2e-3}
+CONFIGS["r41_s333"] = {**CONFIGS["r35_rocket"], "auto_steps": 333}
+CONFIGS["r41_s250"] = {**CONFIGS["r35_rocket"], "auto_steps": 250}
+# Round 41, few labels (issue 64): a tenth of each training fold keeps its labels
+# (``label_fraction``, the benchmark's stratified subset), the rest of the fold is
+# ``X_unlabeled``; the held-out fold is scored as always. Does more of the budget in
+# pretraining pay when most series have no label?
+CONFIGS["r41_l10"] = {**CONFIGS["r35_rocket"], "label_fraction": 0.1}
+CONFIGS["r41_l10_share50"] = {**CONFIGS["r41_l10"], "pretrain_share": 0.5}
+# ... and four times pretraining's steps (2000) with fine-tuning's unchanged (1500).
+CONFIGS["r41_l10_pre2000"] = {**CONFIGS["r41_l10"], "auto_steps": 1750, "pretrain_share": 4 / 7}
+# ... and layer-wise learning-rate decay, so that fine-tuning on a few labelled series
+# moves the pretrained lower layers less.
+CONFIGS["r41_l10_ld75"] = {**CONFIGS["r41_l10"], "layer_decay": 0.75}
 
 
 def load(name: str):
@@ -323,6 +342,12 @@ def fit_score(params: dict, X, y, train, test, scratch: bool, seed: int,
     """Test-fold accuracy of one fit, and what ``augment="auto"`` chose from its evidence."""
     torch.set_num_threads(1)
     params = dict(params)
+    fraction = params.pop("label_fraction", None)
+    unlabeled = None
+    if fraction is not None:  # few labels: the rest of the training fold is unlabelled
+        keep = labelled_subset(y[train], fraction, seed)
+        unlabeled = None if scratch else take(X, np.delete(train, keep))
+        train = train[keep]
     if scratch and "pretrain_steps" in params:  # both phases' steps in fine-tuning alone
         params["auto_steps"] = params.get("auto_steps", 1000) + params.pop("pretrain_steps")
         params["pretrain_epochs"] = 0
@@ -336,7 +361,8 @@ def fit_score(params: dict, X, y, train, test, scratch: bool, seed: int,
         else:
             params["max_epochs"] = pre + fine
         params["pretrain_epochs"] = 0
-    clf = SPTClassifier(random_state=seed, device=device, **params).fit(take(X, train), y[train])
+    clf = SPTClassifier(random_state=seed, device=device, **params).fit(
+        take(X, train), y[train], X_unlabeled=unlabeled)
     return clf.score(take(X, test), y[test]), augment_note(clf)
 
 

@@ -11,7 +11,7 @@ from sktspt.nn.dropout import Dropout, attention, dropout
 @pytest.mark.parametrize("p", [0.1, 0.5, 0.9])
 def test_dropout_drops_at_its_rate_and_keeps_the_expectation(p):
     torch.manual_seed(0)
-    x = torch.ones(1000, 1001)  # not a multiple of three values: the last draw is cut
+    x = torch.ones(1000, 1001)  # not a multiple of four values: the last draw is cut
     y = dropout(x, p)
     dropped = (y == 0).double().mean().item()
     assert abs(dropped - p) < 0.003
@@ -21,11 +21,18 @@ def test_dropout_drops_at_its_rate_and_keeps_the_expectation(p):
 
 
 def test_dropout_draws_are_independent_between_neighbours():
-    """Three values share a 64-bit draw; their decisions must still be independent."""
+    """Four values share a 64-bit draw; their decisions must still be independent."""
     torch.manual_seed(1)
     kept = dropout(torch.ones(300_000), 0.5) != 0
     pairs = (kept[:-1] & kept[1:]).double().mean().item()
     assert abs(pairs - 0.25) < 0.005
+
+
+def test_every_quarter_of_a_draw_drops_at_the_rate():
+    """The top quarter of a draw holds the sign bit: it must be as random as the others."""
+    torch.manual_seed(2)
+    kept = (dropout(torch.ones(400_000), 0.1) != 0).reshape(-1, 4).double().mean(dim=0)
+    torch.testing.assert_close(kept, torch.full_like(kept, 0.9), atol=0.004, rtol=0)
 
 
 def test_dropout_follows_the_seed_and_is_off_outside_training():

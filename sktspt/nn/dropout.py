@@ -1,13 +1,13 @@
 """Dropout whose random draws are cheap on CPU, and attention that uses it.
 
 On CPU, drawing the Bernoulli mask is most of what dropout costs: torch's CPU generator
-gives one draw per value whatever its width, at several nanoseconds each, so in a default
-fit on PLAID (up to 256 tokens, dropout on the attention probabilities) ``bernoulli_``
-took a sixth of every training step. Here each 64-bit draw decides three values through
-three of its 16-bit quarters (the top quarter, whose sign bit is always 0, is dropped):
-the same dropout, with the rate rounded to a multiple of 1/65536 (0.1 becomes 0.100006,
-and the kept values are scaled by the rounded rate, so the expectation is exact), from
-the same seeded generator. On a GPU, and outside training, torch's own paths run.
+gives one draw per value whatever its width, at several nanoseconds each, and dropout runs
+four times per layer and step. Here one 64-bit draw over the whole signed range decides
+four values through its four 16-bit quarters, each uniform, and the mask is read from the
+draws as they lie in memory (no strided copy): the same dropout, with the rate rounded to
+a multiple of 1/65536 (0.1 becomes 0.100006, and the kept values are scaled by the rounded
+rate, so the expectation is exact), from the same seeded generator. On a GPU, and outside
+training, torch's own paths run.
 """
 
 from __future__ import annotations
@@ -24,11 +24,12 @@ _LEVELS = 2**16
 def _keep_scale(x: torch.Tensor, p: float) -> torch.Tensor:
     """A ``0`` / ``1 / (1 - p')`` tensor like ``x``: which values dropout keeps."""
     n = x.numel()
-    draws = torch.empty((n + 2) // 3, dtype=torch.int64, device=x.device).random_()
-    quarters = draws.view(torch.int16).reshape(-1, 4)[:, :3].reshape(-1)[:n]
+    draws = torch.empty((n + 3) // 4, dtype=torch.int64, device=x.device)
+    draws.random_(-(2**63), 2**63 - 1)  # the whole range: all four quarters uniform
+    quarters = draws.view(torch.int16)[:n].view(x.shape)
     cut = round(p * _LEVELS)
-    keep = quarters.view(x.shape) >= (cut - _LEVELS // 2)
-    return keep.to(x.dtype) * (_LEVELS / (_LEVELS - cut))
+    keep = quarters >= (cut - _LEVELS // 2)
+    return keep.to(x.dtype).mul_(_LEVELS / (_LEVELS - cut))
 
 
 def dropout(x: torch.Tensor, p: float, training: bool = True) -> torch.Tensor:

@@ -193,14 +193,16 @@ class RocketEmbedding(nn.Module):
     def _responses(self, values: torch.Tensor, dilation: int) -> torch.Tensor:
         """``(n, c, t)`` -> ``(n, c, t, 84)``: every kernel on every channel.
 
-        Each step's nine dilated taps are a strided view of the zero-padded series, so the
-        84 kernels are one matrix product: 1.4 to 1.8 times as fast on CPU as ``conv1d`` with
-        one input channel.
+        Each step's nine dilated taps are a strided view of the zero-padded series; copied
+        into rows of nine, the 84 kernels are one two-dimensional matrix product (1.4 to 1.8
+        times as fast on CPU as ``conv1d`` with one input channel, and faster than the
+        batched product that a three-dimensional strided input would run).
         """
         n, c, t = values.shape
         padded = F.pad(values.reshape(n * c, t), (4 * dilation, 4 * dilation)).contiguous()
         windows = padded.as_strided((n * c, t, 9), (padded.shape[1], 1, dilation))
-        return F.linear(windows, self.kernels[:, 0]).reshape(n, c, t, len(ROCKET_TAPS))
+        return torch.mm(windows.reshape(n * c * t, 9), self.kernels[:, 0].t()).view(
+            n, c, t, len(ROCKET_TAPS))
 
     @torch.no_grad()
     def fit_panel(self, x: torch.Tensor, available: torch.Tensor) -> None:
@@ -235,17 +237,20 @@ class RocketEmbedding(nn.Module):
         """
         values, flags = _values_and_flags(x, available)
         n, c, t = values.shape
-        k = t // self.patch_size
+        p, kernels = self.patch_size, len(ROCKET_TAPS)
+        k, rows = t // p, c * kernels
         with torch.autocast(x.device.type, enabled=False):
             values = values.float()
-            pooled = []
+            # Each dilation's pooled block is summed straight into its columns of one
+            # output, and the scale applied in place: no concatenated copy.
+            out = torch.empty(n, k, len(self.dilations) * rows + c, device=x.device)
             for j, dilation in enumerate(self.dilations):
                 z = self._responses(values, dilation)
                 z.sub_(self.threshold[j].view(1, c, 1, -1)).sign_()
-                z = z.reshape(n, c, k, self.patch_size, -1).sum(3)
-                pooled.append(z.transpose(1, 2).reshape(n, k, -1))
-            pooled.append(2 * flags.float().reshape(n, c, k, self.patch_size).sum(-1).mT)
-            return torch.cat(pooled, dim=-1) / self.patch_size
+                block = out[:, :, j * rows:(j + 1) * rows].unflatten(2, (c, kernels))
+                torch.sum(z.view(n, c, k, p, kernels), dim=3, out=block.transpose(1, 2))
+            out[:, :, -c:] = 2 * flags.float().reshape(n, c, k, p).sum(-1).mT
+            return out.div_(p)
 
     def forward(self, x: torch.Tensor, available: torch.Tensor) -> torch.Tensor:
         return self.proj(self.norm(self.features(x, available)))

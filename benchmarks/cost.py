@@ -1,0 +1,214 @@
+"""What a default fit costs: SPT before and after a change, beside MiniRocket, in one run.
+
+Each fit runs in its own process with one torch thread, one at a time (or ``--jobs`` at a
+time, each on its own core): the default ``SPTClassifier`` of the source tree at
+``--baseline`` (a git revision, exported to a temporary folder), the one of this tree, and
+MiniRocket with a ridge classifier (the benchmark's ``minirocket``). The three fits of a
+dataset and seed are queued next to each other, so drift of the machine touches all three
+alike. Per fit it records the fit's wall and CPU seconds, test accuracy, and prediction
+throughput: series per second of one ``predict`` call on the whole test split. Rows are
+appended to ``cost.csv`` as fits end; ``--resume`` skips the ones there.
+
+    python benchmarks/cost.py --baseline 55aedf0 --seeds 3 --output results/cost \\
+        --write-docs docs/cost.md
+
+The page says which machine produced it; compare figures only within one page.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DATASETS = ("GunPoint", "ArrowHead", "ItalyPowerDemand", "OSULeaf", "ACSF1", "PLAID",
+            "BasicMotions", "JapaneseVowels")
+MODELS = ("spt-before", "spt-after", "minirocket")
+COLUMNS = ["dataset", "seed", "model", "accuracy", "fit_wall_s", "fit_cpu_s",
+           "predict_series_per_s", "n_train", "n_test"]
+
+
+def worker(job: dict) -> dict:
+    """One fit and one prediction pass, in this process; ``sktspt`` is the one on the path."""
+    import numpy as np
+    import torch
+
+    torch.set_num_threads(1)
+    from sktspt.benchmark.datasets import load_dataset
+
+    X, y, X_test, y_test, info = load_dataset(job["dataset"])
+    if job["model"] == "minirocket":
+        from sktspt.benchmark.models import MODELS as specs
+        from sktspt.benchmark.models import RunConfig
+
+        cfg = RunConfig(seed=job["seed"], pretrain_epochs="auto", epochs="auto", depth=None,
+                        data=info)
+        specs["minirocket"].factory(cfg).fit(X, y)  # numba compiles on the first fit
+        model = specs["minirocket"].factory(cfg)
+    else:
+        from sktspt import SPTClassifier
+
+        model = SPTClassifier(random_state=job["seed"], n_threads=1)
+    wall, cpu = time.perf_counter(), time.process_time()
+    model.fit(X, y)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    start = time.perf_counter()
+    pred = model.predict(X_test)
+    predict_s = time.perf_counter() - start
+    return {"accuracy": float(np.mean(np.asarray(pred) == np.asarray(y_test))),
+            "fit_wall_s": wall, "fit_cpu_s": cpu,
+            "predict_series_per_s": len(y_test) / predict_s, "n_train": len(y),
+            "n_test": len(y_test)}
+
+
+def export(revision: str, folder: Path) -> Path:
+    """The package at ``revision`` as plain files under ``folder`` (``git archive``)."""
+    archive = subprocess.run(["git", "archive", "--format=tar", revision, "sktspt"], cwd=ROOT,
+                             check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+    return folder
+
+
+def run_job(job: dict, source: Path) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(source), OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    out = subprocess.run([sys.executable, __file__, "--worker", json.dumps(job)], env=env,
+                         capture_output=True, text=True, cwd=tempfile.gettempdir())
+    if out.returncode:
+        raise RuntimeError(f"{job} failed:\n{out.stderr[-3000:]}")
+    return {**job, **json.loads(out.stdout.strip().splitlines()[-1])}
+
+
+def machine() -> str:
+    cpu = platform.processor()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    import torch
+
+    return (f"{cpu}, {os.cpu_count()} cores; {platform.system()} {platform.machine()}; "
+            f"Python {platform.python_version()}; torch {torch.__version__}; one torch "
+            "thread per fit")
+
+
+def report(rows: list[dict], baseline: str, command: str, seconds: float) -> str:
+    import pandas as pd
+
+    df = pd.DataFrame(rows)
+    for col in COLUMNS[3:]:
+        df[col] = pd.to_numeric(df[col])
+    mean = df.groupby(["dataset", "model"]).mean(numeric_only=True)
+    order = [d for d in DATASETS if d in set(df.dataset)] + sorted(
+        set(df.dataset) - set(DATASETS))
+    lines = [
+        "| dataset | fit before (s) | fit after (s) | speed-up | MiniRocket fit (s) "
+        "| acc. before | acc. after | Δ (points) | MiniRocket acc. "
+        "| predict after (series/s) | MiniRocket predict (series/s) |",
+        "|---|" + "---|" * 10,
+    ]
+    ups = []
+    for name in order:
+        b, a, m = (mean.loc[(name, k)] for k in MODELS)
+        up = b.fit_wall_s / a.fit_wall_s
+        ups.append(up)
+        lines.append(
+            f"| {name} | {b.fit_wall_s:.1f} | {a.fit_wall_s:.1f} | {up:.2f}× | "
+            f"{m.fit_wall_s:.2f} | {b.accuracy:.3f} | {a.accuracy:.3f} | "
+            f"{100 * (a.accuracy - b.accuracy):+.1f} | {m.accuracy:.3f} | "
+            f"{a.predict_series_per_s:.0f} | {m.predict_series_per_s:.0f} |")
+    per_model = df.groupby("model").mean(numeric_only=True)
+    acc = {k: df[df.model == k].groupby("dataset").accuracy.mean().mean() for k in MODELS}
+    lines.append(
+        f"| **mean** | {per_model.loc['spt-before'].fit_wall_s:.1f} | "
+        f"{per_model.loc['spt-after'].fit_wall_s:.1f} | "
+        f"{sum(ups) / len(ups):.2f}× (min {min(ups):.2f}×) | "
+        f"{per_model.loc['minirocket'].fit_wall_s:.2f} | {acc['spt-before']:.3f} | "
+        f"{acc['spt-after']:.3f} | {100 * (acc['spt-after'] - acc['spt-before']):+.1f} | "
+        f"{acc['minirocket']:.3f} | | |")
+    seeds = sorted(set(int(s) for s in df.seed))
+    return "\n".join([
+        "# What a default fit costs",
+        "",
+        "Generated by `benchmarks/cost.py`; do not edit by hand.",
+        "",
+        f"The default `SPTClassifier` at `{baseline}` (before) and at this page's commit "
+        "(after), beside MiniRocket with a ridge classifier, on the eight shipped sets' default "
+        f"splits, seeds {seeds}; the three fits of a dataset and seed run one after another, "
+        "each in its own process with one torch thread. Times are wall seconds of `fit` "
+        "(MiniRocket's numba compile is done before timing); accuracy is on the test split; "
+        "prediction is series per second of one `predict` call on the whole test split. "
+        "Means over seeds; the mean accuracy row is the mean of the per-dataset means.",
+        "",
+        *lines,
+        "",
+        f"- Command: `{command}`",
+        f"- Machine: {machine()}",
+        f"- Date: {time.strftime('%Y-%m-%d %H:%M')}; run took {seconds:.0f} s",
+        "",
+    ])
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--baseline", default="HEAD", help="git revision of the 'before' tree")
+    p.add_argument("--datasets", nargs="+", default=list(DATASETS))
+    p.add_argument("--seeds", type=int, default=3)
+    p.add_argument("--models", nargs="+", default=list(MODELS), choices=MODELS)
+    p.add_argument("--output", type=Path, default=ROOT / "results" / "cost")
+    p.add_argument("--resume", action="store_true")
+    p.add_argument("--jobs", type=int, default=1, help="fits at a time (at most the cores)")
+    p.add_argument("--write-docs", type=Path, default=None)
+    p.add_argument("--worker", help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.worker:
+        print(json.dumps(worker(json.loads(args.worker))))
+        return 0
+    args.output.mkdir(parents=True, exist_ok=True)
+    path = args.output / "cost.csv"
+    rows = []
+    if args.resume and path.exists():
+        with path.open() as f:
+            rows = list(csv.DictReader(f))
+    elif path.exists():
+        path.unlink()
+    done = {(r["dataset"], int(r["seed"]), r["model"]) for r in rows}
+    start = time.time()
+    jobs = [{"dataset": name, "seed": seed, "model": model} for seed in range(args.seeds)
+            for name in args.datasets for model in args.models
+            if (name, seed, model) not in done]
+    with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(args.jobs) as pool:
+        before = export(args.baseline, Path(tmp))
+        futures = [pool.submit(run_job, job, before if job["model"] == "spt-before" else ROOT)
+                   for job in jobs]
+        for future in as_completed(futures):
+            row = future.result()
+            print(f"{row['dataset']} seed {row['seed']} {row['model']}: acc "
+                  f"{row['accuracy']:.3f}, fit {row['fit_wall_s']:.1f} s, predict "
+                  f"{row['predict_series_per_s']:.0f} series/s", flush=True)
+            new = not path.exists()
+            with path.open("a", newline="") as f:
+                out = csv.DictWriter(f, COLUMNS, extrasaction="ignore")
+                if new:
+                    out.writeheader()
+                out.writerow(row)
+            rows.append(row)
+    if args.write_docs:
+        command = "python benchmarks/cost.py " + " ".join(argv or sys.argv[1:])
+        args.write_docs.write_text(report(rows, args.baseline, command, time.time() - start))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
