@@ -1,0 +1,79 @@
+"""``benchmarks/cost.py``: the before/after page's arithmetic, the exported baseline tree,
+and the few-labels CV folds of ``benchmarks/tune.py``."""
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import load_benchmark
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _rows():
+    rows = []
+    for seed, (before, after) in enumerate([(30.0, 10.0), (50.0, 10.0)]):
+        for model, acc, fit, pred in (("spt-before", 0.90, before, 100.0),
+                                      ("spt-after", 0.92 - 0.02 * seed, after, 300.0),
+                                      ("minirocket", 0.95, 1.0, 1000.0)):
+            rows.append({"dataset": "GunPoint", "seed": seed, "model": model, "accuracy": acc,
+                         "fit_wall_s": fit, "fit_cpu_s": fit, "predict_series_per_s": pred,
+                         "n_train": 50, "n_test": 150})
+    return rows
+
+
+def test_cost_page_reports_means_speed_up_and_accuracy_change():
+    cost = load_benchmark("cost")
+    page = cost.report(_rows(), "abc123", "python benchmarks/cost.py", 12.0)
+    line = next(row for row in page.splitlines() if row.startswith("| GunPoint"))
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    # before 40 s, after 10 s (means over the seeds): 4x; accuracy .90 -> .91, +1.0 points
+    assert cells[1:4] == ["40.0", "10.0", "4.00×"]
+    assert cells[5:8] == ["0.900", "0.910", "+1.0"]
+    assert cells[9:11] == ["300", "1000"]
+    assert "`abc123`" in page and "seeds [0, 1]" in page
+
+
+@pytest.mark.skipif(shutil.which("git") is None or not (ROOT / ".git").exists(),
+                    reason="needs the git checkout")
+def test_baseline_tree_is_the_package_at_the_revision(tmp_path):
+    cost = load_benchmark("cost")
+    folder = cost.export("HEAD", tmp_path)
+    head = subprocess.run(["git", "show", "HEAD:sktspt/__init__.py"], cwd=ROOT,
+                          capture_output=True, text=True, check=True).stdout
+    assert (folder / "sktspt" / "__init__.py").read_text() == head
+
+
+def test_few_label_folds_hide_labels_inside_the_training_fold(monkeypatch):
+    """``label_fraction`` keeps a stratified tenth of the training fold labelled, passes the
+    rest as ``X_unlabeled`` (SPT only) and scores the untouched held-out fold."""
+    tune = load_benchmark("tune")
+    seen = {}
+
+    class Recorder:
+        def __init__(self, **params):
+            seen["params"] = params
+
+        def fit(self, X, y, X_unlabeled=None):
+            seen["fit"] = (X, y, X_unlabeled)
+            return self
+
+        def score(self, X, y):
+            seen["score"] = (X, y)
+            return 0.5
+
+    monkeypatch.setattr(tune, "SPTClassifier", Recorder)
+    X = np.arange(40 * 8, dtype=float).reshape(40, 1, 8)
+    y = np.repeat(["a", "b"], 20)
+    train, test = np.arange(0, 40, 2), np.arange(1, 40, 2)
+    tune.fit_score({"label_fraction": 0.1}, X, y, train, test, False, 0)
+    Xl, yl, U = seen["fit"]
+    assert sorted(yl) == ["a", "b"]  # one of each class's ten
+    assert len(U) == 18 and not set(Xl[:, 0, 0]) & set(U[:, 0, 0])
+    assert set(Xl[:, 0, 0]) | set(U[:, 0, 0]) == set(X[train, 0, 0])
+    assert "label_fraction" not in seen["params"]
+    assert np.array_equal(seen["score"][0], X[test])
+    tune.fit_score({"label_fraction": 0.1}, X, y, train, test, True, 0)
+    assert seen["fit"][2] is None and seen["params"]["pretrain_epochs"] == 0
