@@ -7,6 +7,7 @@ import pytest
 
 from sktspt.benchmark import MODELS, ModelSpec, load_dataset, main
 from sktspt.benchmark.labels import SelfTrainingMiniRocket, labelled_subset
+from sktspt.benchmark.models import RunConfig
 from sktspt.benchmark.run import Job, ResultsFile, read_results, run_job
 
 DATASET = "ItalyPowerDemand"
@@ -245,3 +246,43 @@ def test_transfer_is_skipped_on_multivariate_sets():
     info = load_dataset("BasicMotions")[-1]
     assert "univariate" in MODELS["spt-transfer"].skip_reason(info)
     assert MODELS["spt-transfer"].skip_reason(load_dataset(DATASET)[-1]) is None
+
+
+def test_probe_pretrains_on_every_series_and_fits_the_ridge_on_the_labelled_ones():
+    """``spt-probe``: the pretrainer sees labelled and unlabelled series (no labels); only the
+    linear map is fitted on labels, on the embeddings of the labelled series."""
+    from sklearn.base import BaseEstimator, TransformerMixin
+
+    from sktspt.benchmark.labels import PretrainedProbe
+
+    seen = []
+
+    class Recorder(TransformerMixin, BaseEstimator):
+        def fit(self, X, y=None):
+            seen.append((len(X), y))
+            return self
+
+        def transform(self, X):
+            return np.asarray(X)[:, 0, :4]  # the first four values: separable below
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(12, 1, 8))
+    y = np.array(["a", "b"] * 6)
+    X[y == "b", 0, 0] += 5.0
+    U = rng.normal(size=(30, 1, 8))
+    probe = PretrainedProbe(Recorder()).fit(X, y, X_unlabeled=U)
+    assert seen == [(42, None)]
+    assert np.size(probe.classifier_.coef_) == 4  # four embedding features, two classes
+    assert list(probe.predict(X)) == list(y)
+
+
+def test_probe_model_takes_the_spt_settings_and_its_own_budget():
+    info = load_dataset("ItalyPowerDemand")[4]
+    cfg = RunConfig(seed=3, pretrain_epochs="auto", epochs="auto", depth=2, data=info,
+                    params={"d_model": 16})
+    pretrainer = MODELS["spt-probe"].factory(cfg).pretrainer
+    assert (pretrainer.depth, pretrainer.d_model, pretrainer.random_state) == (2, 16, 3)
+    assert pretrainer.auto_steps == type(pretrainer)().auto_steps
+    cfg = RunConfig(seed=3, pretrain_epochs="auto", epochs="auto", depth=2, data=info,
+                    params={"auto_steps": 7})
+    assert MODELS["spt-probe"].factory(cfg).pretrainer.auto_steps == 7

@@ -9,6 +9,9 @@ split (:func:`labelled_subset`) and hides the others. What each model sees of th
   pretrain, ignores them);
 - :class:`SelfTrainingMiniRocket` (``minirocket-selftrain``) fits MiniRocket on every
   training series and self-trains a logistic regression on the unlabelled ones;
+- :class:`PretrainedProbe` (``spt-probe``) self-pretrains an ``SPTPretrainer`` on every
+  training series and fits a ridge classifier on the labelled series' embeddings: are the
+  embeddings good on their own, beside MiniRocket's features under the same ridge?
 - any other model (MiniRocket with ridge) fits on the labelled series only.
 
 The test split is never part of either subset.
@@ -20,7 +23,8 @@ import numbers
 
 import numpy as np
 
-__all__ = ["SelfTrainingMiniRocket", "check_label_fraction", "labelled_subset", "take"]
+__all__ = ["PretrainedProbe", "SelfTrainingMiniRocket", "check_label_fraction", "labelled_subset",
+           "take"]
 
 
 def check_label_fraction(fraction) -> float:
@@ -154,3 +158,39 @@ class SelfTrainingMiniRocket:
     def predict(self, X) -> np.ndarray:
         F = np.asarray(self.features_.transform(X), dtype=np.float64)
         return self.encoder_.inverse_transform(self.model_.predict(F))
+
+
+class PretrainedProbe:
+    """A linear probe: an ``SPTPretrainer``'s embeddings, standardised, then a ridge classifier.
+
+    ``fit(X, y, X_unlabeled)`` fits a clone of ``pretrainer`` on the labelled and unlabelled
+    series together (labels unused), then scikit-learn's ``RidgeClassifierCV`` (alphas
+    ``logspace(-3, 3, 10)``, the ridge of the ``minirocket`` model) on the standardised
+    embeddings of the labelled series. The encoder is never fine-tuned, so a few labels
+    fit only the linear map: the embeddings themselves are what is scored.
+
+    Parameters
+    ----------
+    pretrainer : SPTPretrainer
+        Unfitted; cloned at fit.
+    """
+
+    def __init__(self, pretrainer):
+        self.pretrainer = pretrainer
+
+    def fit(self, X, y, X_unlabeled=None):
+        from sklearn.base import clone
+        from sklearn.linear_model import RidgeClassifierCV
+        from sklearn.pipeline import make_pipeline
+        from sklearn.preprocessing import StandardScaler
+
+        series = X if X_unlabeled is None or not len(X_unlabeled) else _stack(X, X_unlabeled)
+        self.pretrainer_ = clone(self.pretrainer).fit(series)
+        self.model_ = make_pipeline(StandardScaler(),
+                                    RidgeClassifierCV(alphas=np.logspace(-3, 3, 10)))
+        self.model_.fit(self.pretrainer_.transform(X), np.asarray(y))
+        self.classifier_ = self.model_[-1]  # for the benchmark's n_params
+        return self
+
+    def predict(self, X) -> np.ndarray:
+        return self.model_.predict(self.pretrainer_.transform(X))

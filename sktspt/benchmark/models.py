@@ -155,6 +155,23 @@ def _minirocket_selftrain(cfg: RunConfig):
         seed=cfg.seed, pad_length=None if cfg.data.equal_length else cfg.data.max_length)
 
 
+def _probe(cfg: RunConfig):
+    """A linear probe of self-pretrained embeddings
+    (:class:`~sktspt.benchmark.labels.PretrainedProbe`): an ``SPTPretrainer`` with the SPT
+    model's settings where the two share them, on every training series. Its step budget is
+    the pretrainer's own (``auto_steps`` pretraining steps) unless ``--model-params`` sets
+    ``auto_steps``."""
+    from ..pretrainer import SPTPretrainer
+    from .labels import PretrainedProbe
+
+    shared = SPTPretrainer().get_params(deep=False)
+    budget = ("pretrain_epochs", "max_epochs") + (() if "auto_steps" in cfg.params
+                                                   else ("auto_steps",))
+    settings = {k: v for k, v in _spt(cfg).get_params(deep=False).items()
+                if k in shared and k not in budget}
+    return PretrainedProbe(SPTPretrainer(**settings))
+
+
 def _transfer(cfg: RunConfig, **overrides):
     """SPT fine-tuned from a pretrainer fitted on the shipped univariate sets' training
     splits (:mod:`sktspt.benchmark.transfer`), shared by every job of a seed."""
@@ -217,6 +234,7 @@ MODELS: dict[str, ModelSpec] = {
     # semi-supervised MiniRocket peer, and SPT from a pretrainer of the univariate corpus.
     "minirocket-selftrain": ModelSpec(_minirocket_selftrain, neural=False, warmup=True),
     "spt-transfer": ModelSpec(_transfer, univariate_only=True),
+    "spt-probe": ModelSpec(_probe),
 }
 
 #: What runs when ``--models`` is not given: SPT with each masking objective, its

@@ -291,7 +291,9 @@ _FEW_LABELS = (
     "`scratch*` and `minirocket` fit the labelled part; `minirocket-selftrain` fits MiniRocket "
     "on the whole split and self-trains a logistic regression on the unlabelled part; "
     "`spt-transfer` fine-tunes, on the labelled part, a pretrainer of the shipped univariate "
-    "sets' training splits. The test split is scored once per fitted model."
+    "sets' training splits; `spt-probe` fits a ridge classifier on the labelled part's "
+    "embeddings from an `SPTPretrainer` of the whole split. The test split is scored once "
+    "per fitted model."
 )
 
 
