@@ -248,7 +248,7 @@ class RocketEmbedding(nn.Module):
                 z = self._responses(values, dilation)
                 z.sub_(self.threshold[j].view(1, c, 1, -1)).sign_()
                 block = out[:, :, j * rows:(j + 1) * rows].unflatten(2, (c, kernels))
-                torch.sum(z.view(n, c, k, p, kernels), dim=3, out=block.transpose(1, 2))
+                torch.sum(z.view(n, c, k, p, kernels).permute(0, 2, 1, 3, 4), dim=3, out=block)
             out[:, :, -c:] = 2 * flags.float().reshape(n, c, k, p).sum(-1).mT
             return out.div_(p)
 
