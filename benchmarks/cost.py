@@ -104,7 +104,7 @@ def machine() -> str:
 
 
 def report(rows: list[dict], baseline: str, command: str, seconds: float,
-           params: dict | None = None) -> str:
+           params: dict | None = None, jobs: int = 1, kept: int = 0) -> str:
     import pandas as pd
 
     df = pd.DataFrame(rows)
@@ -151,8 +151,11 @@ def report(rows: list[dict], baseline: str, command: str, seconds: float,
         "",
         f"The default `SPTClassifier` at `{baseline}` (before) and at this page's commit "
         "(after), beside MiniRocket with a ridge classifier, on the eight shipped sets' default "
-        f"splits, seeds {seeds}; the three fits of a dataset and seed run one after another, "
-        "each in its own process with one torch thread. Times are wall seconds of `fit` "
+        f"splits, seeds {seeds}; the three fits of a dataset and seed are queued together "
+        f"and run {jobs} at a time, each in its own process with one torch thread"
+        + (" (so the arms of a dataset and seed run at about the same time)" if jobs > 1
+           else "")
+        + ". Times are wall seconds of `fit` "
         "(MiniRocket's numba compile is done before timing); accuracy is on the test split; "
         "prediction is series per second of one `predict` call on the whole test split. "
         "Means over seeds; the mean accuracy row is the mean of the per-dataset means."
@@ -162,7 +165,9 @@ def report(rows: list[dict], baseline: str, command: str, seconds: float,
         "",
         f"- Command: `{command}`",
         f"- Machine: {machine()}",
-        f"- Date: {time.strftime('%Y-%m-%d %H:%M')}; run took {seconds:.0f} s",
+        f"- Date: {time.strftime('%Y-%m-%d %H:%M')}; run took {seconds:.0f} s"
+        + (f"; {kept} of the {len(rows)} fits were read from an earlier run's `cost.csv` "
+           "(`--resume`)" if kept else ""),
         "",
     ])
 
@@ -220,7 +225,7 @@ def main(argv=None) -> int:
     if args.write_docs:
         command = "python benchmarks/cost.py " + " ".join(argv or sys.argv[1:])
         args.write_docs.write_text(report(rows, args.baseline, command, time.time() - start,
-                                          params))
+                                          params, args.jobs, len(done)))
     return 0
 
 

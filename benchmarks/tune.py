@@ -361,8 +361,9 @@ def fit_score(params: dict, X, y, train, test, scratch: bool, seed: int,
         else:
             params["max_epochs"] = pre + fine
         params["pretrain_epochs"] = 0
+    extra = {} if unlabeled is None else {"X_unlabeled": unlabeled}
     clf = SPTClassifier(random_state=seed, device=device, **params).fit(
-        take(X, train), y[train], X_unlabeled=unlabeled)
+        take(X, train), y[train], **extra)
     return clf.score(take(X, test), y[test]), augment_note(clf)
 
 

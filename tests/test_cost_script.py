@@ -76,4 +76,4 @@ def test_few_label_folds_hide_labels_inside_the_training_fold(monkeypatch):
     assert "label_fraction" not in seen["params"]
     assert np.array_equal(seen["score"][0], X[test])
     tune.fit_score({"label_fraction": 0.1}, X, y, train, test, True, 0)
-    assert seen["fit"][2] is None and seen["params"]["pretrain_epochs"] == 0
+    assert seen["fit"][2] is None and seen["params"]["pretrain_epochs"] == 0  # no X_unlabeled
