@@ -21,7 +21,6 @@ import argparse
 import csv
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -87,25 +86,11 @@ def run_job(job: dict, source: Path) -> dict:
     return {**job, **json.loads(out.stdout.strip().splitlines()[-1])}
 
 
-def machine() -> str:
-    cpu = platform.processor()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    import torch
-
-    return (f"{cpu}, {os.cpu_count()} cores; {platform.system()} {platform.machine()}; "
-            f"Python {platform.python_version()}; torch {torch.__version__}; one torch "
-            "thread per fit")
-
-
 def report(rows: list[dict], baseline: str, command: str, seconds: float,
            params: dict | None = None, jobs: int = 1, kept: int = 0) -> str:
     import pandas as pd
+
+    from sktspt.benchmark.report import machine_description
 
     df = pd.DataFrame(rows)
     for col in COLUMNS[3:]:
@@ -164,7 +149,7 @@ def report(rows: list[dict], baseline: str, command: str, seconds: float,
         *lines,
         "",
         f"- Command: `{command}`",
-        f"- Machine: {machine()}",
+        f"- Machine: {machine_description()}; one torch thread per fit",
         f"- Date: {time.strftime('%Y-%m-%d %H:%M')}; run took {seconds:.0f} s"
         + (f"; {kept} of the {len(rows)} fits were read from an earlier run's `cost.csv` "
            "(`--resume`)" if kept else ""),

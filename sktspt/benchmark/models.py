@@ -96,32 +96,42 @@ class ModelSpec:
         return None
 
 
-def _spt(cfg: RunConfig, **overrides):
-    """SPTClassifier with its own defaults except seed, epochs, depth and user params."""
+def _classifier():
     from ..classifier import SPTClassifier
 
+    return SPTClassifier
+
+
+def _regressor():
+    from ..regressor import SPTRegressor
+
+    return SPTRegressor
+
+
+def _spt(cfg: RunConfig, estimator=_classifier, **overrides):
+    """The estimator (``estimator()`` is its class, imported only when a job is built) with
+    its own defaults except seed, epochs, depth and user params."""
     kwargs = dict(cfg.params)
     kwargs.update(random_state=cfg.seed, pretrain_epochs=cfg.pretrain_epochs,
                   max_epochs=cfg.epochs)
     if cfg.depth is not None:
         kwargs["depth"] = cfg.depth
     kwargs.update(overrides)
-    return SPTClassifier(**kwargs)
+    return estimator()(**kwargs)
 
 
-def _scratch(cfg: RunConfig, **overrides):
+def _scratch(cfg: RunConfig, estimator=_classifier, **overrides):
     """The identical network without pretraining, at equal optimizer steps.
 
     With ``"auto"`` epochs (a step budget per phase) scratch gets both phases' steps;
     with epoch counts, both phases' epochs.
     """
     if cfg.pretrain_epochs == "auto" or cfg.epochs == "auto":
-        from ..classifier import SPTClassifier
-
-        steps = cfg.params.get("auto_steps", SPTClassifier().auto_steps)
-        return _spt(cfg, pretrain_epochs=0, max_epochs="auto", auto_steps=2 * steps,
+        steps = cfg.params.get("auto_steps", estimator()().auto_steps)
+        return _spt(cfg, estimator, pretrain_epochs=0, max_epochs="auto", auto_steps=2 * steps,
                     **overrides)
-    return _spt(cfg, pretrain_epochs=0, max_epochs=cfg.pretrain_epochs + cfg.epochs, **overrides)
+    return _spt(cfg, estimator, pretrain_epochs=0,
+                max_epochs=cfg.pretrain_epochs + cfg.epochs, **overrides)
 
 
 def _minirocket(cfg: RunConfig):
@@ -246,30 +256,6 @@ DEFAULT_MODELS: tuple[str, ...] = (
 
 
 # --- regression ---------------------------------------------------------------------------
-def _spt_regressor(cfg: RunConfig, **overrides):
-    """SPTRegressor with its own defaults except seed, epochs, depth and user params."""
-    from ..regressor import SPTRegressor
-
-    kwargs = dict(cfg.params)
-    kwargs.update(random_state=cfg.seed, pretrain_epochs=cfg.pretrain_epochs,
-                  max_epochs=cfg.epochs)
-    if cfg.depth is not None:
-        kwargs["depth"] = cfg.depth
-    kwargs.update(overrides)
-    return SPTRegressor(**kwargs)
-
-
-def _scratch_regressor(cfg: RunConfig):
-    """The identical regression network without pretraining, at equal optimizer steps
-    (both phases' steps, or both phases' epochs), as :func:`_scratch` for classification."""
-    if cfg.pretrain_epochs == "auto" or cfg.epochs == "auto":
-        from ..regressor import SPTRegressor
-
-        steps = cfg.params.get("auto_steps", SPTRegressor().auto_steps)
-        return _spt_regressor(cfg, pretrain_epochs=0, max_epochs="auto", auto_steps=2 * steps)
-    return _spt_regressor(cfg, pretrain_epochs=0, max_epochs=cfg.pretrain_epochs + cfg.epochs)
-
-
 class MiniRocketRidge:
     """MiniRocket features, standardised, then ``RidgeCV`` over ``logspace(-3, 3, 10)``:
     sktime's ``RocketRegressor`` recipe with MiniRocket.
@@ -318,8 +304,8 @@ def _minirocket_regressor(cfg: RunConfig):
 #: The regression benchmark's registry (``--task regression``): the default SPTRegressor,
 #: its from-scratch control at equal optimizer steps, and MiniRocket features with RidgeCV.
 REGRESSION_MODELS: dict[str, ModelSpec] = {
-    "spt": ModelSpec(_spt_regressor, task="regression"),
-    "scratch": ModelSpec(_scratch_regressor, task="regression"),
+    "spt": ModelSpec(partial(_spt, estimator=_regressor), task="regression"),
+    "scratch": ModelSpec(partial(_scratch, estimator=_regressor), task="regression"),
     "minirocket": ModelSpec(_minirocket_regressor, neural=False, warmup=True,
                             task="regression"),
 }
