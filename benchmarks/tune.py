@@ -285,6 +285,13 @@ CONFIGS["r41_l10_pre2000"] = {**CONFIGS["r41_l10"], "auto_steps": 1750, "pretrai
 # ... and layer-wise learning-rate decay, so that fine-tuning on a few labelled series
 # moves the pretrained lower layers less.
 CONFIGS["r41_l10_ld75"] = {**CONFIGS["r41_l10"], "layer_decay": 0.75}
+# Round 42: self-training on the unlabelled rest of the fold (``self_training``): the series
+# the fine-tuned net predicts with probability >= 0.75 take that label, and fine-tuning runs
+# again from the pretrained encoder on both. Beside it, the same from scratch (no pretraining,
+# 2000 steps in each fine-tuning), so that what pretraining adds under self-training shows.
+CONFIGS["r42_l10_st75"] = {**CONFIGS["r41_l10"], "self_training": 0.75}
+CONFIGS["r42_l10_scratch_st75"] = {**CONFIGS["r42_l10_st75"], "pretrain_epochs": 0,
+                                   "max_epochs": "auto", "auto_steps": 2000}
 
 
 def load(name: str):

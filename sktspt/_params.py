@@ -644,6 +644,13 @@ Weights of the classes in the fine-tuning loss, for imbalanced data: a dict
 ``{label: weight}`` (missing labels weigh 1), or ``"balanced"`` for
 ``n_samples / (n_classes * count)``. They multiply ``fit``'s ``sample_weight``.
 Pretraining, which sees no labels, is not weighted."""),
+    "self_training": ("float or None", """
+Self-training on ``X_unlabeled``, for a classifier with few labels: after fine-tuning,
+each unlabelled series whose predicted class has probability ``>= self_training`` (in
+``(0, 1)``) takes that class as its label, and fine-tuning runs once more, from the
+same start and with the same step budget, on the labelled and pseudo-labelled series
+together (about 1.75 times a default fit's time). None, or no ``X_unlabeled``, fine-tunes
+once; so does a fit where no series reaches the threshold."""),
     "mask_channels": ("list of int or None", """
 The only channels masking may hide (indices into ``n_channels``); the others
 (covariates that are always known) stay visible as context and are never

@@ -109,6 +109,15 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         """``augment`` for fine-tuning; ``"auto"`` is no augmentation unless a task decides."""
         return False if self.augment == "auto" else self.augment
 
+    def _self_trains(self) -> bool:
+        """Whether fit labels unlabelled series with its own predictions and trains again."""
+        return False
+
+    def _pseudo_targets(self, net, U: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The prepared unlabelled series ``U`` that take the fine-tuned ``net``'s
+        prediction as a target: their indices and encoded targets."""
+        raise NotImplementedError
+
     def _finetune_net(
         self, trainer, n: int, y_enc: np.ndarray | None, seed: int, epochs: int,
         phase: str | None, weighted: bool,
@@ -184,11 +193,43 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
             self._start_finetuning(net, encoder_state, Xp)
             if self.max_epochs_ > 0:
                 trainer.train(net, _weighted(Xp, weights), y_enc, self.max_epochs_, "fine-tuning")
+            self.n_pseudo_labeled_ = 0
+            if X_unlabeled is not None and self._self_trains():
+                net = self._self_train(trainer, net, encoder_state, Xp, y_enc, weights,
+                                       X_unlabeled, seed)
         self.net_ = net
         settle_eval(net.module_)
         self.encoder_ = self.net_.module_.encoder
         self.history_ = self.net_.history
         return self
+
+    def _self_train(self, trainer, net, encoder_state, Xp, y_enc, weights, X_unlabeled,
+                    seed: int):
+        """One round of self-training: the unlabelled series that ``net`` predicts
+        confidently (:meth:`_pseudo_targets`) join the labelled ones with those targets,
+        and a fresh net fine-tunes on both from the same start (the pretrained encoder, or
+        a fresh one), with the same step budget. Returns ``net`` where no series qualifies.
+        """
+        settle_eval(net.module_)
+        U = self._prepare_unlabeled(X_unlabeled)
+        keep, targets = self._pseudo_targets(net, U)
+        self.n_pseudo_labeled_ = len(keep)
+        if not len(keep):
+            return net
+        t = max(Xp.shape[2], U.shape[2])
+        X2 = np.concatenate([_pad_to(Xp, t), _pad_to(U[keep], t)])
+        y2 = np.concatenate([y_enc, targets])
+        if weights is not None:  # the pseudo-labelled series weigh as an average series
+            weights = np.concatenate([weights, np.ones(len(keep), dtype=weights.dtype)])
+        self.max_epochs_ = trainer.epochs(self.max_epochs, len(X2), seed, self._stratify(y2),
+                                          steps=self._auto_budget("finetune"))
+        student = self._finetune_net(trainer, len(X2), y2, seed, self.max_epochs_,
+                                     "selftrain", weighted=weights is not None)
+        self._start_finetuning(student, encoder_state, X2)
+        if self.max_epochs_ > 0:
+            trainer.train(student, _weighted(X2, weights), y2, self.max_epochs_,
+                          "self-training")
+        return student
 
     def _auto_budget(self, phase: str) -> int:
         """The optimizer steps an ``"auto"`` phase aims at.
@@ -306,13 +347,17 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
                 stacklevel=5,
             )
 
-    def _with_unlabeled(self, Xp: np.ndarray, X_unlabeled) -> np.ndarray:
+    def _prepare_unlabeled(self, X_unlabeled) -> np.ndarray:
+        """``X_unlabeled`` validated against the training data, normalised and padded."""
         U, info = check_panel(X_unlabeled, name="X_unlabeled")
         if info.n_channels != self.n_channels_:
             raise ValueError(
                 f"X_unlabeled has {info.n_channels} channels, but X has {self.n_channels_}."
             )
-        U = self._prepare(U)
+        return self._prepare(U)
+
+    def _with_unlabeled(self, Xp: np.ndarray, X_unlabeled) -> np.ndarray:
+        U = self._prepare_unlabeled(X_unlabeled)
         t = max(Xp.shape[2], U.shape[2])
         return np.concatenate([_pad_to(Xp, t), _pad_to(U, t)])
 

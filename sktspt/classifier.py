@@ -79,6 +79,8 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
     augment_evidence_ : dict or None
         For ``augment="auto"``: the ``alignment_gain`` of the screen that decided
         (None otherwise).
+    n_pseudo_labeled_ : int
+        Unlabelled series that self-training gave a label (0 without ``self_training``).
     normalizer_ : Normalizer
         Normalisation statistics fitted on the training data.
 
@@ -103,6 +105,8 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
                              "None or a cosine threshold in [-1, 1] (0.95 in the LEAP paper)",
                              none=True),
         "min_exit_layer": Integer(1),
+        "self_training": Number(lambda v: 0 < v < 1, "None or a probability in (0, 1)",
+                                none=True),
     }
 
     def __init__(
@@ -163,6 +167,7 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
         lighthouse_topk=8,
         lighthouse_recovery=0.1,
         precision="auto",
+        self_training=None,
     ) -> None:
         self.depth = depth
         self.d_model = d_model
@@ -219,6 +224,7 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
         self.lighthouse_topk = lighthouse_topk
         self.lighthouse_recovery = lighthouse_recovery
         self.precision = precision
+        self.self_training = self_training
 
     # --- fit (the two phases: SupervisedSPT.fit) ---------------------------------------
     def fit(self, X, y, X_unlabeled=None, sample_weight=None) -> SPTClassifier:
@@ -232,7 +238,8 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
         y : array-like of shape (n_instances,)
             Class labels.
         X_unlabeled : array-like, optional
-            Extra series used for pretraining only.
+            Series without labels: pretraining uses them, and with ``self_training``
+            so does a second fine-tuning on those predicted confidently.
         sample_weight : array-like of shape (n_instances,), optional
             Non-negative weights of the series in the fine-tuning loss (times
             ``class_weight``); each batch's loss is the weighted mean of its series'
@@ -263,6 +270,16 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
         gain = alignment_gain(Xp, y_enc, seed)
         self.augment_evidence_ = {"alignment_gain": gain}
         return "roll" if gain > 0 else False
+
+    def _self_trains(self) -> bool:
+        return self.self_training is not None
+
+    def _pseudo_targets(self, net, U: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The series of ``U`` whose predicted class (by ``net``, averaged over turns as
+        ``predict_proba`` does) has probability ``>= self_training``, and those classes."""
+        proba = self._turned_proba(U, net.module_)
+        keep = np.flatnonzero(proba.max(axis=1) >= self.self_training)
+        return keep, proba[keep].argmax(axis=1).astype(np.int64)
 
     def _restore(self, spec, encoder_kwargs: dict, *, classes: np.ndarray, check: bool = True):
         """As :meth:`SPTBase._restore`, with ``classes_`` as fit stores them (distinct, sorted)."""
@@ -329,9 +346,10 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
             proba = self._turned_proba(self._input(X))
         return check_finite_output(proba / proba.sum(axis=1, keepdims=True), "predict_proba")
 
-    def _turned_proba(self, Xp: np.ndarray) -> np.ndarray:
-        """Probabilities of prepared ``Xp``, averaged over :meth:`_prediction_turns` turns."""
-        module = self.net_.module_
+    def _turned_proba(self, Xp: np.ndarray, module=None) -> np.ndarray:
+        """Probabilities of prepared ``Xp`` by ``module`` (the fitted one by default),
+        averaged over :meth:`_prediction_turns` turns."""
+        module = self.net_.module_ if module is None else module
         turns = self._prediction_turns()
         return np.mean([
             _probabilities(self._infer(module, module, _turned(Xp, k / turns)))

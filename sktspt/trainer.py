@@ -42,7 +42,7 @@ from .training import WarmupCosine, resolve_warmup
 __all__ = ["PHASE_LABELS", "Trainer", "fused_adamw_params"]
 
 #: Names that ``verbose`` shows for the training phases.
-PHASE_LABELS = {"pretrain": "pretraining", "finetune": "fine-tuning"}
+PHASE_LABELS = {"pretrain": "pretraining", "finetune": "fine-tuning", "selftrain": "self-training"}
 
 
 @cache
