@@ -60,7 +60,8 @@ class SPTClassifierSktime(ParameterHints, BaseClassifier):
 
     The parameters and their defaults are those of :class:`~sktspt.SPTClassifier`
     (a test keeps the two signatures equal), less ``warm_start``: sktime's ``fit``
-    resets the estimator, so there is nothing to continue.
+    resets the estimator, so there is nothing to continue; and less ``self_training``,
+    which needs series without labels that sktime's ``fit`` has no place for.
 
     <parameters>
 

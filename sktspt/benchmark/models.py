@@ -206,6 +206,11 @@ def _twt(cfg: RunConfig):
 _MASKINGS = ("random", "span", "block", "channel", "mixed")
 
 
+#: The probability at which ``spt-selftrain`` and ``scratch-selftrain`` take a prediction of
+#: an unlabelled series as its label (``minirocket-selftrain``'s threshold).
+SELF_TRAINING = 0.75
+
+
 def _masking_models() -> dict[str, ModelSpec]:
     return {
         f"spt-{m}": ModelSpec(partial(_spt, masking=m), multivariate_only=m == "channel")
@@ -245,6 +250,10 @@ MODELS: dict[str, ModelSpec] = {
     "minirocket-selftrain": ModelSpec(_minirocket_selftrain, neural=False, warmup=True),
     "spt-transfer": ModelSpec(_transfer, univariate_only=True),
     "spt-probe": ModelSpec(_probe),
+    # ... and self-training on the unlabelled series (``self_training=0.75``, the peer's
+    # threshold), with and without pretraining: what pretraining adds once both use them.
+    "spt-selftrain": ModelSpec(partial(_spt, self_training=SELF_TRAINING)),
+    "scratch-selftrain": ModelSpec(partial(_scratch, self_training=SELF_TRAINING)),
 }
 
 #: What runs when ``--models`` is not given: SPT with each masking objective, its
