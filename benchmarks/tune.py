@@ -292,6 +292,13 @@ CONFIGS["r41_l10_ld75"] = {**CONFIGS["r41_l10"], "layer_decay": 0.75}
 CONFIGS["r42_l10_st75"] = {**CONFIGS["r41_l10"], "self_training": 0.75}
 CONFIGS["r42_l10_scratch_st75"] = {**CONFIGS["r42_l10_st75"], "pretrain_epochs": 0,
                                    "max_epochs": "auto", "auto_steps": 2000}
+# ... and short fine-tuning: with 10 % labels the default 1500 fine-tuning steps are
+# hundreds of epochs over a few series. Pretraining's 500 steps as in the defaults, then a
+# fixed number of fine-tuning epochs (150 or 50); scratch with 150 epochs alone beside it.
+CONFIGS["r42_l10_ep150"] = {**CONFIGS["r41_l10"], "pretrain_steps": 500, "max_epochs": 150}
+CONFIGS["r42_l10_ep50"] = {**CONFIGS["r41_l10"], "pretrain_steps": 500, "max_epochs": 50}
+CONFIGS["r42_l10_scratch_ep150"] = {**CONFIGS["r41_l10"], "pretrain_epochs": 0,
+                                    "max_epochs": 150}
 
 
 def load(name: str):
@@ -325,7 +332,8 @@ def estimator_params(config: dict, n_timepoints: int, n_train: int) -> dict:
     """``SPTClassifier`` parameters of a config, its token, span and step counts made sizes.
 
     ``pretrain_steps`` (pretraining's optimizer steps alone; fine-tuning keeps
-    ``auto_steps``) becomes the ``pretrain_epochs`` that give them on ``n_train`` series,
+    ``auto_steps``) becomes the ``pretrain_epochs`` that give them on ``n_train`` series
+    (those pretraining sees: with a ``label_fraction``, the labelled and unlabelled ones),
     by the package's ``"auto"`` rule without a validation split (no config here holds one
     out).
     """
@@ -351,6 +359,7 @@ def fit_score(params: dict, X, y, train, test, scratch: bool, seed: int,
     params = dict(params)
     fraction = params.pop("label_fraction", None)
     unlabeled = None
+    n_pretrain = len(y[train])  # pretraining sees the whole fold, labelled or not
     if fraction is not None:  # few labels: the rest of the training fold is unlabelled
         keep = labelled_subset(y[train], fraction, seed)
         unlabeled = None if scratch else take(X, np.delete(train, keep))
@@ -358,7 +367,7 @@ def fit_score(params: dict, X, y, train, test, scratch: bool, seed: int,
     if scratch and "pretrain_steps" in params:  # both phases' steps in fine-tuning alone
         params["auto_steps"] = params.get("auto_steps", 1000) + params.pop("pretrain_steps")
         params["pretrain_epochs"] = 0
-    params = estimator_params(params, n_timepoints(X), len(y[train]))
+    params = estimator_params(params, n_timepoints(X), n_pretrain)
     # The same network from scratch at equal optimizer steps (equal epochs for fixed counts);
     # a pretrain_steps config was made a scratch one above.
     if scratch and params.get("pretrain_epochs") != 0:

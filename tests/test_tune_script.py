@@ -50,7 +50,7 @@ def captured(monkeypatch):
             seen.clear()
             seen.update(params)
 
-        def fit(self, X, y):
+        def fit(self, X, y, X_unlabeled=None):
             return self
 
         def score(self, X, y):
@@ -83,6 +83,16 @@ def test_pretrain_steps_become_epochs_and_scratch_gets_both_phases(captured):
     tune.fit_score(config, X, y, train, np.arange(34, 40), scratch=True, seed=0)
     assert seen["pretrain_epochs"] == 0 and seen["auto_steps"] == 1500  # equal total steps
     assert config["pretrain_steps"] == 500 and config["auto_steps"] == 1000  # left alone
+
+
+def test_pretrain_steps_count_the_unlabelled_series_too(captured):
+    """With few labels pretraining runs on the whole fold, so its steps are counted there."""
+    tune, seen = captured
+    X, y = np.zeros((40, 1, 100)), np.arange(40) % 2
+    config = {"pretrain_steps": 500, "max_epochs": 150, "label_fraction": 0.1}
+    tune.fit_score(config, X, y, np.arange(34), np.arange(34, 40), scratch=False, seed=0)
+    assert seen["pretrain_epochs"] == 167  # 34 series: 3 batches of 16 an epoch, not 1
+    assert seen["max_epochs"] == 150
 
 
 def test_device_reaches_the_estimator(captured):
