@@ -299,6 +299,9 @@ CONFIGS["r42_l10_ep150"] = {**CONFIGS["r41_l10"], "pretrain_steps": 500, "max_ep
 CONFIGS["r42_l10_ep50"] = {**CONFIGS["r41_l10"], "pretrain_steps": 500, "max_epochs": 50}
 CONFIGS["r42_l10_scratch_ep150"] = {**CONFIGS["r41_l10"], "pretrain_epochs": 0,
                                     "max_epochs": 150}
+# ... and at full labels: the defaults with fine-tuning cut to at most 150 epochs (it binds
+# where 1500 steps are more than 150 epochs: under 160 training series at batch 16).
+CONFIGS["r42_cap150"] = {**CONFIGS["r35_rocket"], "finetune_epoch_cap": 150}
 
 
 def load(name: str):
@@ -338,6 +341,13 @@ def estimator_params(config: dict, n_timepoints: int, n_train: int) -> dict:
     out).
     """
     params = dict(config)
+    cap = params.pop("finetune_epoch_cap", None)
+    if cap:  # the defaults' 500 + 1500 steps, fine-tuning cut to at most `cap` epochs
+        if "label_fraction" in params:
+            raise ValueError("finetune_epoch_cap counts epochs on every series: full labels only.")
+        per_epoch = int(np.ceil(n_train / params.get("batch_size", 16)))
+        params["pretrain_steps"] = 500
+        params["max_epochs"] = min(int(cap), int(np.ceil(1500 / per_epoch)))
     steps = params.pop("pretrain_steps", None)
     if steps:
         per_epoch = int(np.ceil(n_train / params.get("batch_size", 16)))
