@@ -92,6 +92,10 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         "pretrain_callbacks": callbacks_or_none,
     }
 
+    #: Batches an epoch of ``"auto"`` fine-tuning counts as at least (1: the step budget
+    #: alone); a task whose small training sets need fewer steps sets more.
+    _auto_min_batches: int = 1
+
     # --- hooks of the task ------------------------------------------------------------
     def _fit_targets(self, y, n: int) -> np.ndarray:
         """Validate ``y`` for ``n`` series, learn what fit keeps about it, and encode it."""
@@ -184,7 +188,8 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
                 self.pretrain_history_ = pre_net.history
             self.max_epochs_ = trainer.epochs(self.max_epochs, len(Xp), seed,
                                               self._stratify(y_enc),
-                                              steps=self._auto_budget("finetune"))
+                                              steps=self._auto_budget("finetune"),
+                                              min_batches=self._auto_min_batches)
             self.augment_ = self._choose_augment(Xp, y_enc, seed)
             net = self._finetune_net(
                 trainer, len(Xp), y_enc, seed, self.max_epochs_, "finetune",
@@ -222,7 +227,8 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         if weights is not None:  # the pseudo-labelled series weigh as an average series
             weights = np.concatenate([weights, np.ones(len(keep), dtype=weights.dtype)])
         self.max_epochs_ = trainer.epochs(self.max_epochs, len(X2), seed, self._stratify(y2),
-                                          steps=self._auto_budget("finetune"))
+                                          steps=self._auto_budget("finetune"),
+                                          min_batches=self._auto_min_batches)
         student = self._finetune_net(trainer, len(X2), y2, seed, self.max_epochs_,
                                      "selftrain", weighted=weights is not None)
         self._start_finetuning(student, encoder_state, X2)

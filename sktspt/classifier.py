@@ -95,6 +95,12 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
     (3,)
     """
 
+    #: ``"auto"`` fine-tuning counts an epoch of fewer batches as this many, so a training
+    #: set of fewer than 160 series (at batch 16) fine-tunes for at most a tenth of the
+    #: phase's step budget in epochs (150 by default) instead of the whole budget: on small
+    #: sets the extra epochs cost time without accuracy (``docs/tuning.md``, round 42).
+    _auto_min_batches = 10
+
     _parameter_constraints: dict = {
         **SupervisedSPT._parameter_constraints,
         "label_smoothing": Number(lambda v: 0 <= v <= 1, "a number in [0, 1]"),

@@ -125,18 +125,22 @@ class Trainer:
         held_out = self.split(n, seed, y) is not None
         return n - (math.ceil(n * self.validation_fraction) if held_out else 0)
 
-    def epochs(self, epochs, n: int, seed: int, y=None, steps: int | None = None) -> int:
+    def epochs(self, epochs, n: int, seed: int, y=None, steps: int | None = None,
+               min_batches: int = 1) -> int:
         """``epochs``, or for ``"auto"`` the epochs that give about ``steps`` steps.
 
         A budget in optimizer steps rather than epochs gives small datasets enough
         updates (36 series in batches of 16 are 3 steps an epoch) without over-training
-        large ones. ``steps`` defaults to ``auto_steps``.
+        large ones. ``steps`` defaults to ``auto_steps``. With ``min_batches`` an epoch
+        of fewer batches counts as that many, so a small training set runs at most
+        ``steps / min_batches`` epochs (fewer steps than the budget).
         """
         if epochs != "auto":
             return int(epochs)
         steps = self.auto_steps if steps is None else steps
         n_train = self._n_train(n, seed, y)
-        return max(1, math.ceil(steps / max(1, math.ceil(n_train / self.batch_size))))
+        per_epoch = max(1, math.ceil(n_train / self.batch_size), int(min_batches))
+        return max(1, math.ceil(steps / per_epoch))
 
     # --- the skorch settings of a phase ----------------------------------------------------
     def net_kwargs(

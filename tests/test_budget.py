@@ -13,18 +13,23 @@ def test_auto_epochs_give_the_step_budget():
     X, y = make_panel(n=40)  # 40 series in batches of 16: 3 steps an epoch
     clf = SPTClassifier(pretrain_epochs="auto", max_epochs="auto", auto_steps=30,
                         pretrain_share=0.5, validation_fraction=0.0, **TINY).fit(X, y)
-    assert (clf.pretrain_epochs_, clf.max_epochs_) == (10, 10)
-    assert len(clf.pretrain_history_) == 10 and len(clf.history_) == 10
-    # the default share: a quarter of the 60 steps pretrain (15, in 5 epochs), the rest fine-tune
+    # fine-tuning counts an epoch of 3 batches as 10 (SPTClassifier._auto_min_batches)
+    assert (clf.pretrain_epochs_, clf.max_epochs_) == (10, 3)
+    assert len(clf.pretrain_history_) == 10 and len(clf.history_) == 3
+    # the default share: a quarter of the 60 steps pretrain (15, in 5 epochs), the rest (45)
+    # fine-tune, in at most 45 / 10 epochs
     clf = SPTClassifier(auto_steps=30, validation_fraction=0.0, **TINY).fit(X, y)
-    assert (clf.pretrain_epochs_, clf.max_epochs_) == (5, 15)
+    assert (clf.pretrain_epochs_, clf.max_epochs_) == (5, 5)
 
 
 def test_auto_epochs_count_only_the_training_part():
-    X, y = make_panel(n=40)  # 20 % held out: 32 series, 2 steps an epoch
+    X, y = make_panel(n=40)  # 20 % held out: 32 series, 2 steps an epoch (4 at batch 8)
     clf = SPTClassifier(pretrain_epochs=0, max_epochs="auto", auto_steps=30,
                         validation_fraction=0.2, **TINY).fit(X, y)
-    assert clf.max_epochs_ == 15 and clf.pretrain_epochs_ == 0
+    assert clf.max_epochs_ == 3 and clf.pretrain_epochs_ == 0  # 30 steps / (at least) 10
+    clf = SPTClassifier(pretrain_epochs=0, max_epochs="auto", auto_steps=120, batch_size=8,
+                        validation_fraction=0.2, **TINY).fit(X, y)
+    assert clf.max_epochs_ == 12  # 4 of 40 series would be 10 an epoch: 120 / 10
     pre = SPTPretrainer(pretrain_epochs="auto", auto_steps=9, validation_fraction=0.0,
                         **TINY).fit(X)
     assert pre.pretrain_epochs_ == pre.max_epochs_ == 3
@@ -34,11 +39,30 @@ def test_pretrain_share_splits_the_two_auto_phases():
     X, y = make_panel(n=40)  # 3 steps an epoch; 2 * 30 steps in all, 12 of them pretraining
     clf = SPTClassifier(auto_steps=30, pretrain_share=0.2, validation_fraction=0.0,
                         **TINY).fit(X, y)
-    assert (clf.pretrain_epochs_, clf.max_epochs_) == (4, 16)
+    assert (clf.pretrain_epochs_, clf.max_epochs_) == (4, 5)  # 48 steps, 10 an epoch at least
     # a fixed epoch count in either phase leaves the other at auto_steps, share unused
     clf = SPTClassifier(pretrain_epochs=2, auto_steps=30, pretrain_share=0.2,
                         validation_fraction=0.0, **TINY).fit(X, y)
-    assert (clf.pretrain_epochs_, clf.max_epochs_) == (2, 10)
+    assert (clf.pretrain_epochs_, clf.max_epochs_) == (2, 3)
+
+
+def test_small_sets_fine_tune_fewer_steps_large_ones_the_budget():
+    """A classifier's "auto" fine-tuning counts an epoch of fewer than 10 batches as 10;
+    at 10 batches or more an epoch (160 series at batch 16) the step budget holds, and a
+    regressor and pretraining keep the step budget whatever the size."""
+    from sktspt.trainer import Trainer
+
+    trainer = Trainer(auto_steps=1500, batch_size=16, validation_fraction=0.0)
+    assert trainer.epochs("auto", 36, 0, min_batches=10) == 150  # 3 batches: 150, not 500
+    assert trainer.epochs("auto", 36, 0) == 500
+    assert trainer.epochs("auto", 200, 0, min_batches=10) == 116  # 13 batches: unchanged
+    assert trainer.epochs("auto", 200, 0) == 116
+    assert trainer.epochs(7, 36, 0, min_batches=10) == 7  # fixed counts are kept
+    from sktspt import SPTRegressor
+
+    X, _ = make_panel(n=40)
+    reg = SPTRegressor(auto_steps=30, validation_fraction=0.0, **TINY).fit(X, X[:, 0, :3].sum(1))
+    assert (reg.pretrain_epochs_, reg.max_epochs_) == (5, 15)
 
 
 def test_fixed_epochs_are_kept():
