@@ -536,9 +536,10 @@ Self-pretraining epochs, ``>= 0``; 0 trains from scratch. ``"auto"``: the epochs
 give about ``auto_steps`` optimizer steps (``pretrain_epochs_`` after fit)."""),
     "max_epochs": ('int or "auto"', """
 Fine-tuning epochs, ``>= 0``; ``"auto"`` as for ``pretrain_epochs`` (``max_epochs_``).
-A classifier's ``"auto"`` counts an epoch of fewer than 10 batches as 10, so a small
-training set (under 160 series at batch 16) fine-tunes for at most a tenth of the step
-budget in epochs (150 by default), fewer steps than the budget."""),
+A classifier's ``"auto"`` phases count an epoch of fewer than 10 batches as 10, so on a
+small training set (under 160 series at batch 16) each runs at most a tenth of its step
+budget in epochs (50 pretraining and 150 fine-tuning by default), fewer steps than the
+budget; the from-scratch control (``auto_steps`` doubled) keeps the same epochs in all."""),
     "auto_steps": ("int", """
 Optimizer steps per phase that ``"auto"`` epochs aim at, positive: small datasets get
 enough updates, large ones are not over-trained. Where both phases are ``"auto"``,

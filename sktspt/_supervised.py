@@ -92,8 +92,9 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         "pretrain_callbacks": callbacks_or_none,
     }
 
-    #: Batches an epoch of ``"auto"`` fine-tuning counts as at least (1: the step budget
-    #: alone); a task whose small training sets need fewer steps sets more.
+    #: Batches an epoch of an ``"auto"`` phase counts as at least (1: the step budget
+    #: alone); a task whose small training sets need fewer steps sets more. Both phases
+    #: count alike, so the from-scratch control keeps SPT's epochs (and steps) in all.
     _auto_min_batches: int = 1
 
     # --- hooks of the task ------------------------------------------------------------
@@ -181,7 +182,8 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
             elif self.pretrain_epochs != 0:
                 pre_X = Xp if X_unlabeled is None else self._with_unlabeled(Xp, X_unlabeled)
                 self.pretrain_epochs_ = trainer.epochs(
-                    self.pretrain_epochs, len(pre_X), seed, steps=self._auto_budget("pretrain"))
+                    self.pretrain_epochs, len(pre_X), seed, steps=self._auto_budget("pretrain"),
+                    min_batches=self._auto_min_batches)
                 pre_net = self._pretrain(trainer, pre_X, self.pretrain_epochs_, seed,
                                          self.pretrain_callbacks)
                 encoder_state = pre_net.module_.encoder.state_dict()

@@ -13,13 +13,17 @@ def test_auto_epochs_give_the_step_budget():
     X, y = make_panel(n=40)  # 40 series in batches of 16: 3 steps an epoch
     clf = SPTClassifier(pretrain_epochs="auto", max_epochs="auto", auto_steps=30,
                         pretrain_share=0.5, validation_fraction=0.0, **TINY).fit(X, y)
-    # fine-tuning counts an epoch of 3 batches as 10 (SPTClassifier._auto_min_batches)
-    assert (clf.pretrain_epochs_, clf.max_epochs_) == (10, 3)
-    assert len(clf.pretrain_history_) == 10 and len(clf.history_) == 3
-    # the default share: a quarter of the 60 steps pretrain (15, in 5 epochs), the rest (45)
-    # fine-tune, in at most 45 / 10 epochs
+    # both phases count an epoch of 3 batches as 10 (SPTClassifier._auto_min_batches)
+    assert (clf.pretrain_epochs_, clf.max_epochs_) == (3, 3)
+    assert len(clf.pretrain_history_) == 3 and len(clf.history_) == 3
+    # the default share: a quarter of the 60 steps pretrain (15), the rest (45) fine-tune,
+    # at 10 steps an epoch at least
     clf = SPTClassifier(auto_steps=30, validation_fraction=0.0, **TINY).fit(X, y)
-    assert (clf.pretrain_epochs_, clf.max_epochs_) == (5, 5)
+    assert (clf.pretrain_epochs_, clf.max_epochs_) == (2, 5)
+    # ... at 10 batches an epoch (batch 4) the budget's steps hold exactly
+    clf = SPTClassifier(auto_steps=30, batch_size=4, validation_fraction=0.0, **TINY).fit(X, y)
+    assert (clf.pretrain_epochs_, clf.max_epochs_) == (2, 5)
+    assert len(clf.history_[-1, "batches"]) == 10
 
 
 def test_auto_epochs_count_only_the_training_part():
@@ -39,7 +43,7 @@ def test_pretrain_share_splits_the_two_auto_phases():
     X, y = make_panel(n=40)  # 3 steps an epoch; 2 * 30 steps in all, 12 of them pretraining
     clf = SPTClassifier(auto_steps=30, pretrain_share=0.2, validation_fraction=0.0,
                         **TINY).fit(X, y)
-    assert (clf.pretrain_epochs_, clf.max_epochs_) == (4, 5)  # 48 steps, 10 an epoch at least
+    assert (clf.pretrain_epochs_, clf.max_epochs_) == (2, 5)  # 12 and 48 steps, 10 an epoch
     # a fixed epoch count in either phase leaves the other at auto_steps, share unused
     clf = SPTClassifier(pretrain_epochs=2, auto_steps=30, pretrain_share=0.2,
                         validation_fraction=0.0, **TINY).fit(X, y)
@@ -58,6 +62,9 @@ def test_small_sets_fine_tune_fewer_steps_large_ones_the_budget():
     assert trainer.epochs("auto", 200, 0, min_batches=10) == 116  # 13 batches: unchanged
     assert trainer.epochs("auto", 200, 0) == 116
     assert trainer.epochs(7, 36, 0, min_batches=10) == 7  # fixed counts are kept
+    # the default split (500 + 1500 steps) and its from-scratch control (2000) stay equal
+    spt = sum(trainer.epochs("auto", 36, 0, steps=k, min_batches=10) for k in (500, 1500))
+    assert spt == trainer.epochs("auto", 36, 0, steps=2000, min_batches=10) == 200
     from sktspt import SPTRegressor
 
     X, _ = make_panel(n=40)
