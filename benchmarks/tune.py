@@ -302,6 +302,11 @@ CONFIGS["r42_l10_scratch_ep150"] = {**CONFIGS["r41_l10"], "pretrain_epochs": 0,
 # ... and at full labels: the defaults with fine-tuning cut to at most 150 epochs (it binds
 # where 1500 steps are more than 150 epochs: under 160 training series at batch 16).
 CONFIGS["r42_cap150"] = {**CONFIGS["r35_rocket"], "finetune_epoch_cap": 150}
+# ... and the rule adopted from it, in both phases (an "auto" epoch of fewer than 10 batches
+# counts as 10: at most 50 pretraining and 150 fine-tuning epochs). It is the package's
+# default from round 42 on, so this config is r35_rocket's parameters under a new name: its
+# rows are the new rule, r35_rocket's older rows the old one.
+CONFIGS["r42_min10"] = dict(CONFIGS["r35_rocket"])
 
 
 def load(name: str):
