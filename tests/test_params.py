@@ -50,7 +50,7 @@ def test_init_is_plain_source(cls):
 
 @pytest.mark.parametrize(
     "adapter, core, left_out",
-    [(SPTClassifierSktime, SPTClassifier, {"warm_start"}),
+    [(SPTClassifierSktime, SPTClassifier, {"warm_start", "self_training"}),
      (SPTRegressorSktime, SPTRegressor, {"warm_start"}),
      (SPTTransformerSktime, SPTPretrainer, set())],
 )
