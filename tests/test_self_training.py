@@ -32,6 +32,17 @@ def test_pseudo_labels_are_the_confident_predictions(few_labels):
     assert np.array_equal(clf.classes_[targets], clf.predict(U)[keep])
 
 
+def test_the_count_survives_saving(few_labels, tmp_path):
+    from sktspt.persistence import load
+
+    X, y, U, _ = few_labels
+    clf = SPTClassifier(**TINY, self_training=0.7).fit(X, y, X_unlabeled=U)
+    clf.save(tmp_path / "m")
+    loaded = load(tmp_path / "m")
+    assert loaded.n_pseudo_labeled_ == clf.n_pseudo_labeled_ > 0
+    assert np.array_equal(loaded.predict_proba(U), clf.predict_proba(U))
+
+
 def test_without_qualifying_series_the_fit_is_the_plain_one(few_labels):
     """No series reaches the threshold (label smoothing caps the probabilities below
     0.999), or no X_unlabeled: the fit equals self_training=None's, bit for bit."""

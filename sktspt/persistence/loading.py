@@ -191,6 +191,15 @@ def _augment_choice(fitted: dict, params: dict) -> bool | str:
     return value
 
 
+def _pseudo_labeled(fitted: dict) -> int:
+    """The fitted ``n_pseudo_labeled_``: a non-negative int (0 in files written before
+    ``self_training`` existed)."""
+    value = fitted.get("n_pseudo_labeled_", 0)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"n_pseudo_labeled_ must be a non-negative integer, got {value!r}")
+    return value
+
+
 def _augment_evidence(fitted: dict) -> dict | None:
     """The fitted ``augment_evidence_``: None, or finite numbers under the known keys
     (``holdout_accuracy`` only in files written before ``augment="auto"`` became the screen
@@ -315,6 +324,7 @@ def _build(meta: dict, device, probe: bool = False):
     if supervised:
         est.mixup_ = _mixup(fitted, params)
         est.mixup_kind_ = _mixup_kind(fitted, params)
+        est.n_pseudo_labeled_ = _pseudo_labeled(fitted)
     if is_classifier != ("classes" in fitted):
         raise ValueError(
             f"an {name} file must {'' if is_classifier else 'not '}hold classes"
