@@ -62,6 +62,12 @@ def _pad_to(X: np.ndarray, length: int) -> np.ndarray:
     return np.pad(X, ((0, 0), (0, 0), (0, length - X.shape[2])), constant_values=np.nan)
 
 
+def _stacked(Xp: np.ndarray, U: np.ndarray) -> np.ndarray:
+    """Prepared panels ``Xp`` and ``U`` as one, the shorter NaN-padded to the longer."""
+    t = max(Xp.shape[2], U.shape[2])
+    return np.concatenate([_pad_to(Xp, t), _pad_to(U, t)])
+
+
 def _weighted(Xp: np.ndarray, weights: np.ndarray | None):
     """Training input for skorch: ``Xp``, or with per-series loss weights beside it."""
     return Xp if weights is None else {"X": Xp, "sample_weight": weights}
@@ -167,6 +173,7 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         trainer = self._trainer()
         seed = self._resume_seed(self._seed(), X, y_enc, X_unlabeled, weights)
         Xp = self._prepare(X)
+        U = None if X_unlabeled is None else self._prepare_unlabeled(X_unlabeled)
         self.mixup_, self.mixup_kind_ = resolve_mixup(self.mixup, Xp, self.mixup_kind)
         self.augment_ = False if self.augment == "auto" else self.augment  # until chosen
         with self._seeded(seed):
@@ -180,7 +187,7 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
                         [self.pretrainer.encoder_] * self._n_members()
                     ).state_dict()
             elif self.pretrain_epochs != 0:
-                pre_X = Xp if X_unlabeled is None else self._with_unlabeled(Xp, X_unlabeled)
+                pre_X = Xp if U is None else _stacked(Xp, U)
                 self.pretrain_epochs_ = trainer.epochs(
                     self.pretrain_epochs, len(pre_X), seed, steps=self._auto_budget("pretrain"),
                     min_batches=self._auto_min_batches)
@@ -201,30 +208,26 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
             if self.max_epochs_ > 0:
                 trainer.train(net, _weighted(Xp, weights), y_enc, self.max_epochs_, "fine-tuning")
             self.n_pseudo_labeled_ = 0
-            if X_unlabeled is not None and self._self_trains():
-                net = self._self_train(trainer, net, encoder_state, Xp, y_enc, weights,
-                                       X_unlabeled, seed)
+            if U is not None and self._self_trains():
+                net = self._self_train(trainer, net, encoder_state, Xp, y_enc, weights, U, seed)
         self.net_ = net
         settle_eval(net.module_)
         self.encoder_ = self.net_.module_.encoder
         self.history_ = self.net_.history
         return self
 
-    def _self_train(self, trainer, net, encoder_state, Xp, y_enc, weights, X_unlabeled,
-                    seed: int):
-        """One round of self-training: the unlabelled series that ``net`` predicts
+    def _self_train(self, trainer, net, encoder_state, Xp, y_enc, weights, U, seed: int):
+        """One round of self-training: the prepared unlabelled series ``U`` that ``net`` predicts
         confidently (:meth:`_pseudo_targets`) join the labelled ones with those targets,
         and a fresh net fine-tunes on both from the same start (the pretrained encoder, or
         a fresh one), with the same step budget. Returns ``net`` where no series qualifies.
         """
         settle_eval(net.module_)
-        U = self._prepare_unlabeled(X_unlabeled)
         keep, targets = self._pseudo_targets(net, U)
         self.n_pseudo_labeled_ = len(keep)
         if not len(keep):
             return net
-        t = max(Xp.shape[2], U.shape[2])
-        X2 = np.concatenate([_pad_to(Xp, t), _pad_to(U[keep], t)])
+        X2 = _stacked(Xp, U[keep])
         y2 = np.concatenate([y_enc, targets])
         if weights is not None:  # the pseudo-labelled series weigh as an average series
             weights = np.concatenate([weights, np.ones(len(keep), dtype=weights.dtype)])
@@ -363,11 +366,6 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
                 f"X_unlabeled has {info.n_channels} channels, but X has {self.n_channels_}."
             )
         return self._prepare(U)
-
-    def _with_unlabeled(self, Xp: np.ndarray, X_unlabeled) -> np.ndarray:
-        U = self._prepare_unlabeled(X_unlabeled)
-        t = max(Xp.shape[2], U.shape[2])
-        return np.concatenate([_pad_to(Xp, t), _pad_to(U, t)])
 
     def _fine_tuning_kwargs(self, seed: int) -> dict:
         """The fine-tuning net's settings every task shares: augmentation and its stream,
