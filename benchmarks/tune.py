@@ -307,6 +307,18 @@ CONFIGS["r42_cap150"] = {**CONFIGS["r35_rocket"], "finetune_epoch_cap": 150}
 # default from round 42 on, so this config is r35_rocket's parameters under a new name: its
 # rows are the new rule, r35_rocket's older rows the old one.
 CONFIGS["r42_min10"] = dict(CONFIGS["r35_rocket"])
+# Round 43 (issue 64): the few-label comparisons again under round 42's defaults (the
+# short-phase rule), with what pretraining could learn that masked reconstruction does not.
+# r43_l10 is the defaults at 10 % labels (r41_l10's parameters, run by the new code).
+CONFIGS["r43_l10"] = {**CONFIGS["r42_min10"], "label_fraction": 0.1}
+# ... LeJEPA's view-invariance objective (with SIGReg against collapse) instead of masked
+# reconstruction: embeddings made for linear probes, where a few labels are what is left.
+CONFIGS["r43_l10_lejepa"] = {**CONFIGS["r43_l10"], "pretrain_objective": "lejepa"}
+# ... reconstruction plus SIGReg on the pooled embeddings.
+CONFIGS["r43_l10_sigreg"] = {**CONFIGS["r43_l10"], "pretrain_objective": "masked+sigreg"}
+# ... layer-wise learning-rate decay (queued in round 41, never run): fine-tuning on a few
+# labelled series moves the pretrained lower layers less.
+CONFIGS["r43_l10_ld75"] = {**CONFIGS["r43_l10"], "layer_decay": 0.75}
 
 
 def load(name: str):
