@@ -34,6 +34,9 @@ __all__ = ["SPTClassifier"]
 
 #: Turns of each series averaged at prediction by a network trained with rolls.
 ROLL_TURNS = 8
+#: Most values (series x channels x steps, all turns together) that one prediction call
+#: stacks (128 MB in float64), so that long many-channel panels stay bounded in memory.
+TURN_BLOCK_VALUES = 2**24
 
 
 @document_parameters()
@@ -359,10 +362,20 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
         averaged over :meth:`_prediction_turns` turns."""
         module = self.net_.module_ if module is None else module
         turns = self._prediction_turns()
-        return np.mean([
-            _probabilities(self._infer(module, module, _turned(Xp, k / turns)))
-            for k in range(turns)
-        ], axis=0)
+        if turns == 1:
+            return _probabilities(self._infer(module, module, Xp))
+        # Every turn of a block of series goes in one call: a pass holds a fixed number of
+        # rows whatever they are (``sktspt.inference``), so a few series fill one pass
+        # instead of one per turn, and each row's output is the same as alone.
+        n = len(Xp)
+        block = max(1, min(n, TURN_BLOCK_VALUES // max(1, turns * Xp[0].size)))
+        proba = []
+        for start in range(0, n, block):
+            part = Xp[start:start + block]
+            stacked = np.concatenate([_turned(part, k / turns) for k in range(turns)])
+            p = _probabilities(self._infer(module, module, stacked))
+            proba.append(p.reshape(turns, len(part), *p.shape[1:]).mean(axis=0))
+        return np.concatenate(proba)
 
     def _prediction_turns(self) -> int:
         """Evenly spaced circular turns of each series whose probabilities are averaged.

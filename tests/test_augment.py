@@ -113,6 +113,24 @@ def test_rolled_networks_predict_from_evenly_spaced_turns():
     assert not np.allclose(turns[0], rolled.predict_proba(X), atol=1e-4)
 
 
+def test_turns_stacked_in_blocks_give_the_same_probabilities(monkeypatch):
+    """Prediction stacks every turn of a block of series in one call: whatever the block,
+    each series' probabilities are bit for bit those of the turns predicted one by one."""
+    from sktspt import classifier
+
+    X, y = make_panel(n=30, c=2, t=32, seed=1)
+    rolled = SPTClassifier(**_tiny(augment="roll")).fit(X, y)
+    whole = rolled.predict_proba(X)
+    monkeypatch.setattr(classifier, "TURN_BLOCK_VALUES", 7 * 8 * X[0].size)  # blocks of 7
+    np.testing.assert_array_equal(rolled.predict_proba(X), whole)
+    np.testing.assert_array_equal(rolled.predict_proba(X[11:12]), whole[11:12])
+    Xp, module = rolled._input(X), rolled.net_.module_
+    by_turn = [classifier._probabilities(rolled._infer(module, module,
+                                                       classifier._turned(Xp, k / 8)))
+               for k in range(8)]
+    np.testing.assert_array_equal(rolled._turned_proba(Xp), np.mean(by_turn, axis=0))
+
+
 def test_turns_stay_inside_each_series_of_an_unequal_length_panel():
     X, y = make_panel(n=30, c=1, t=40, seed=4)
     X[::2, :, 30:] = np.nan  # every other series 30 steps long
