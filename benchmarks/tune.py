@@ -19,6 +19,7 @@ import numpy as np
 import torch
 from joblib import Parallel, delayed
 from sklearn.model_selection import StratifiedKFold
+from skorch.callbacks import Freezer, Unfreezer
 from sktime.datasets import load_UCR_UEA_dataset
 
 from sktspt import SPTClassifier
@@ -319,6 +320,20 @@ CONFIGS["r43_l10_sigreg"] = {**CONFIGS["r43_l10"], "pretrain_objective": "masked
 # ... layer-wise learning-rate decay (queued in round 41, never run): fine-tuning on a few
 # labelled series moves the pretrained lower layers less.
 CONFIGS["r43_l10_ld75"] = {**CONFIGS["r43_l10"], "layer_decay": 0.75}
+
+
+def _after_a_quarter(net) -> bool:
+    """Skorch's ``at`` rule: the first epoch after a quarter of fine-tuning's epochs."""
+    return len(net.history) == max(1, net.max_epochs // 4) + 1
+
+
+# ... linear probing, then fine-tuning (LP-FT, Kumar et al. 2022): the pretrained encoder is
+# frozen for the first quarter of fine-tuning's epochs (only the head trains), then all of it
+# trains, so that a head fitted to the pretrained features does not drag them far on a few
+# labelled series. skorch's Freezer and Unfreezer callbacks, no package change.
+CONFIGS["r43_l10_lpft"] = {**CONFIGS["r43_l10"], "callbacks": [
+    ("lp_freeze", Freezer("encoder.*")),
+    ("lp_unfreeze", Unfreezer("encoder.*", at=_after_a_quarter))]}
 
 
 def load(name: str):
