@@ -89,6 +89,11 @@ class SPTBase(BaseEstimator):
     #: The constraint of each parameter both estimators take; subclasses merge in theirs.
     _parameter_constraints: dict = BASE_CONSTRAINTS
 
+    #: Batches an epoch of an ``"auto"`` phase counts as at least (1: the step budget
+    #: alone); a task whose small training sets need fewer steps sets more. Every phase
+    #: counts alike, so the from-scratch control keeps SPT's epochs (and steps) in all.
+    _auto_min_batches: int = 1
+
     # --- validation ------------------------------------------------------------------
     def _check_params(self) -> None:
         """Check every parameter against ``_parameter_constraints``, then their relations."""
@@ -244,6 +249,7 @@ class SPTBase(BaseEstimator):
         return Trainer(
             lr=self.lr, weight_decay=self.weight_decay, batch_size=self.batch_size,
             warmup=self.warmup, auto_steps=self.auto_steps,
+            auto_min_batches=self._auto_min_batches,
             validation_fraction=self.validation_fraction, patience=self.patience,
             verbose=self.verbose, device=self._device,
             precision=getattr(self, "precision", "auto"), checkpoint_dir=self.checkpoint_dir,

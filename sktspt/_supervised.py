@@ -98,11 +98,6 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         "pretrain_callbacks": callbacks_or_none,
     }
 
-    #: Batches an epoch of an ``"auto"`` phase counts as at least (1: the step budget
-    #: alone); a task whose small training sets need fewer steps sets more. Both phases
-    #: count alike, so the from-scratch control keeps SPT's epochs (and steps) in all.
-    _auto_min_batches: int = 1
-
     # --- hooks of the task ------------------------------------------------------------
     def _fit_targets(self, y, n: int) -> np.ndarray:
         """Validate ``y`` for ``n`` series, learn what fit keeps about it, and encode it."""
@@ -189,16 +184,14 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
             elif self.pretrain_epochs != 0:
                 pre_X = Xp if U is None else _stacked(Xp, U)
                 self.pretrain_epochs_ = trainer.epochs(
-                    self.pretrain_epochs, len(pre_X), seed, steps=self._auto_budget("pretrain"),
-                    min_batches=self._auto_min_batches)
+                    self.pretrain_epochs, len(pre_X), seed, steps=self._auto_budget("pretrain"))
                 pre_net = self._pretrain(trainer, pre_X, self.pretrain_epochs_, seed,
                                          self.pretrain_callbacks)
                 encoder_state = pre_net.module_.encoder.state_dict()
                 self.pretrain_history_ = pre_net.history
             self.max_epochs_ = trainer.epochs(self.max_epochs, len(Xp), seed,
                                               self._stratify(y_enc),
-                                              steps=self._auto_budget("finetune"),
-                                              min_batches=self._auto_min_batches)
+                                              steps=self._auto_budget("finetune"))
             self.augment_ = self._choose_augment(Xp, y_enc, seed)
             net = self._finetune_net(
                 trainer, len(Xp), y_enc, seed, self.max_epochs_, "finetune",
@@ -232,8 +225,7 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         if weights is not None:  # the pseudo-labelled series weigh as an average series
             weights = np.concatenate([weights, np.ones(len(keep), dtype=weights.dtype)])
         self.max_epochs_ = trainer.epochs(self.max_epochs, len(X2), seed, self._stratify(y2),
-                                          steps=self._auto_budget("finetune"),
-                                          min_batches=self._auto_min_batches)
+                                          steps=self._auto_budget("finetune"))
         student = self._finetune_net(trainer, len(X2), y2, seed, self.max_epochs_,
                                      "selftrain", weighted=weights is not None)
         self._start_finetuning(student, encoder_state, X2)

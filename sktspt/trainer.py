@@ -76,6 +76,8 @@ class Trainer:
         batch_size: series per training batch.
         warmup: warm-up as a fraction of a phase's steps, or ``"auto"``.
         auto_steps: optimizer steps that an ``"auto"`` phase aims at.
+        auto_min_batches: batches an epoch of an ``"auto"`` phase counts as at least, so a
+            small training set runs at most ``steps / auto_min_batches`` epochs.
         validation_fraction: share of the training data held out for best-epoch choice.
         patience: early-stopping patience in epochs; None restores the best epoch only.
         verbose: 0 silent, 1 a progress bar per phase, 2 skorch's epoch table.
@@ -94,6 +96,7 @@ class Trainer:
     batch_size: int = 16
     warmup: float | str = "auto"
     auto_steps: int = 1000
+    auto_min_batches: int = 1
     validation_fraction: float = 0.0
     patience: int | None = None
     verbose: int = 0
@@ -125,21 +128,21 @@ class Trainer:
         held_out = self.split(n, seed, y) is not None
         return n - (math.ceil(n * self.validation_fraction) if held_out else 0)
 
-    def epochs(self, epochs, n: int, seed: int, y=None, steps: int | None = None,
-               min_batches: int = 1) -> int:
+    def epochs(self, epochs, n: int, seed: int, y=None, steps: int | None = None) -> int:
         """``epochs``, or for ``"auto"`` the epochs that give about ``steps`` steps.
 
         A budget in optimizer steps rather than epochs gives small datasets enough
         updates (36 series in batches of 16 are 3 steps an epoch) without over-training
-        large ones. ``steps`` defaults to ``auto_steps``. With ``min_batches`` an epoch
-        of fewer batches counts as that many, so a small training set runs at most
-        ``steps / min_batches`` epochs (fewer steps than the budget).
+        large ones. ``steps`` defaults to ``auto_steps``. An epoch of fewer than
+        ``auto_min_batches`` batches counts as that many, so a small training set runs at
+        most ``steps / auto_min_batches`` epochs (fewer steps than the budget).
         """
         if epochs != "auto":
             return int(epochs)
         steps = self.auto_steps if steps is None else steps
         n_train = self._n_train(n, seed, y)
-        per_epoch = max(1, math.ceil(n_train / self.batch_size), int(min_batches))
+        per_epoch = max(1, math.ceil(n_train / self.batch_size),
+                        int(self.auto_min_batches))
         return max(1, math.ceil(steps / per_epoch))
 
     # --- the skorch settings of a phase ----------------------------------------------------

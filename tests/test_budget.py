@@ -57,14 +57,15 @@ def test_small_sets_fine_tune_fewer_steps_large_ones_the_budget():
     from sktspt.trainer import Trainer
 
     trainer = Trainer(auto_steps=1500, batch_size=16, validation_fraction=0.0)
-    assert trainer.epochs("auto", 36, 0, min_batches=10) == 150  # 3 batches: 150, not 500
+    short = Trainer(auto_steps=1500, batch_size=16, validation_fraction=0.0, auto_min_batches=10)
+    assert short.epochs("auto", 36, 0) == 150  # 3 batches: 150, not 500
     assert trainer.epochs("auto", 36, 0) == 500
-    assert trainer.epochs("auto", 200, 0, min_batches=10) == 116  # 13 batches: unchanged
+    assert short.epochs("auto", 200, 0) == 116  # 13 batches: unchanged
     assert trainer.epochs("auto", 200, 0) == 116
-    assert trainer.epochs(7, 36, 0, min_batches=10) == 7  # fixed counts are kept
+    assert short.epochs(7, 36, 0) == 7  # fixed counts are kept
     # the default split (500 + 1500 steps) and its from-scratch control (2000) stay equal
-    spt = sum(trainer.epochs("auto", 36, 0, steps=k, min_batches=10) for k in (500, 1500))
-    assert spt == trainer.epochs("auto", 36, 0, steps=2000, min_batches=10) == 200
+    spt = sum(short.epochs("auto", 36, 0, steps=k) for k in (500, 1500))
+    assert spt == short.epochs("auto", 36, 0, steps=2000) == 200
     from sktspt import SPTRegressor
 
     X, _ = make_panel(n=40)
