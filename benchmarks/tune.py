@@ -321,6 +321,16 @@ CONFIGS["r43_l10_sigreg"] = {**CONFIGS["r43_l10"], "pretrain_objective": "masked
 # labelled series moves the pretrained lower layers less.
 CONFIGS["r43_l10_ld75"] = {**CONFIGS["r43_l10"], "layer_decay": 0.75}
 
+# Round 44 (issue 59): the rocket features of the training series computed once per
+# fine-tuning phase (``cache_features``), rolls and mixup acting on the tokens' features;
+# beside it the same with batch 32 at half the steps (round 41's ``r41_b32``). r44_full is
+# the defaults under this round's code.
+CONFIGS["r44_full"] = dict(CONFIGS["r42_min10"])
+CONFIGS["r44_cache"] = {**CONFIGS["r42_min10"], "cache_features": True}
+CONFIGS["r44_cache_b32"] = {**CONFIGS["r44_cache"], "auto_steps": 500, "batch_size": 32}
+# ... and at 10 % labels, against r43_l10's rows.
+CONFIGS["r44_l10_cache"] = {**CONFIGS["r43_l10"], "cache_features": True}
+
 
 def _after_a_quarter(net) -> bool:
     """Skorch's ``at`` rule: the first epoch after a quarter of fine-tuning's epochs."""

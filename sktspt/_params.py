@@ -655,6 +655,13 @@ each unlabelled series whose predicted class has probability ``>= self_training`
 same start and with the same step budget, on the labelled and pseudo-labelled series
 together (about 1.75 times a default fit's time). None, or no ``X_unlabeled``, fine-tunes
 once; so does a fit where no series reaches the threshold."""),
+    "cache_features": ("bool", """
+Compute the rocket tokenizer's features of the training series once per fine-tuning
+phase instead of at every step (nothing trained lies below them): a fit spends a fifth
+to a half of its time there on long series. Rolls and mixup then act on the tokens'
+features, an approximation of the features of the rolled or mixed series
+(:func:`~sktspt.augment.token_panel`; ``docs/tuning.md``, round 44); without them the
+fit is the same. Not used by other augmentations, ensembles or other tokenizers."""),
     "mask_channels": ("list of int or None", """
 The only channels masking may hide (indices into ``n_channels``); the others
 (covariates that are always known) stay visible as context and are never

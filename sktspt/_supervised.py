@@ -68,9 +68,23 @@ def _stacked(Xp: np.ndarray, U: np.ndarray) -> np.ndarray:
     return np.concatenate([_pad_to(Xp, t), _pad_to(U, t)])
 
 
-def _weighted(Xp: np.ndarray, weights: np.ndarray | None):
-    """Training input for skorch: ``Xp``, or with per-series loss weights beside it."""
-    return Xp if weights is None else {"X": Xp, "sample_weight": weights}
+#: Most values (series x tokens x features) of a training panel's fixed features that a
+#: fit keeps in memory (256 MB in float32); a larger panel computes them at every step.
+FEATURE_CACHE_VALUES = 2**26
+
+
+def _net_input(Xp: np.ndarray, weights: np.ndarray | None = None,
+               features: np.ndarray | None = None):
+    """Training input for skorch: ``Xp``, or a dict with per-series loss weights and the
+    network's fixed features of ``Xp`` beside it (skorch slices every key alike)."""
+    if weights is None and features is None:
+        return Xp
+    X = {"X": Xp}
+    if weights is not None:
+        X["sample_weight"] = weights
+    if features is not None:
+        X["features"] = features
+    return X
 
 
 class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
@@ -96,6 +110,7 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         "warm_start": boolean,
         "n_estimators": Integer(1),
         "pretrain_callbacks": callbacks_or_none,
+        "cache_features": boolean,
     }
 
     # --- hooks of the task ------------------------------------------------------------
@@ -199,7 +214,8 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
             )
             self._start_finetuning(net, encoder_state, Xp)
             if self.max_epochs_ > 0:
-                trainer.train(net, _weighted(Xp, weights), y_enc, self.max_epochs_, "fine-tuning")
+                trainer.train(net, _net_input(Xp, weights, self._fixed_features(net, Xp)),
+                              y_enc, self.max_epochs_, "fine-tuning")
             self.n_pseudo_labeled_ = 0
             if U is not None and self._self_trains():
                 net = self._self_train(trainer, net, encoder_state, Xp, y_enc, weights, U, seed)
@@ -230,8 +246,8 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
                                      "selftrain", weighted=weights is not None)
         self._start_finetuning(student, encoder_state, X2)
         if self.max_epochs_ > 0:
-            trainer.train(student, _weighted(X2, weights), y2, self.max_epochs_,
-                          "self-training")
+            trainer.train(student, _net_input(X2, weights, self._fixed_features(student, X2)),
+                          y2, self.max_epochs_, "self-training")
         return student
 
     def _auto_budget(self, phase: str) -> int:
@@ -270,6 +286,35 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         top = range(depth - int(self.reinit_layers), depth)
         fresh = {k: v.clone() for k, v in encoder.state_dict().items() if index.get(k) in top}
         encoder.load_state_dict({**state, **fresh})
+
+    def _fixed_features(self, net, Xp: np.ndarray) -> np.ndarray | None:
+        """The network's fixed features of the training panel ``Xp`` ``(n, k, features)``,
+        computed once for the whole fine-tuning phase, or None where it computes them at
+        every step.
+
+        With ``cache_features``, the rocket tokenizer's features, which nothing trained
+        lies below, are computed once instead of at every step. Rolls and mixup then act
+        on the tokens' features (:func:`~sktspt.augment.token_panel`): exact where
+        fine-tuning uses neither, an approximation of the rolled or mixed series' features
+        where it does (``docs/tuning.md``, round 44). Not for other augmentations (which
+        change values inside a patch), ensembles, or panels past
+        :data:`FEATURE_CACHE_VALUES`.
+        """
+        module = net.module_
+        if (not getattr(self, "cache_features", False) or self._n_members() > 1
+                or self._augment() not in (False, "roll")
+                or not callable(getattr(module, "fixed_features", None))
+                or not module.encoder.has_fixed_features):
+            return None
+        n_features = module.encoder.embed.norm.normalized_shape[0]
+        tokens = Xp.shape[2] // self.patch_size_
+        if len(Xp) * tokens * n_features > FEATURE_CACHE_VALUES:
+            return None
+        device = torch.device(self._device)
+        with torch.no_grad():
+            blocks = [module.fixed_features(torch.from_numpy(Xp[i : i + 64]).to(device)).cpu()
+                      for i in range(0, len(Xp), 64)]
+        return torch.cat(blocks).numpy()
 
     def _restored_net(self, trainer):
         # The epochs a warm start trains.
@@ -401,7 +446,7 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         # may have been loaded on another device); raises where the device cannot train it.
         self.net_.precision = autocast_dtype(self.precision, self._device)
         with self._seeded(self._seed()):
-            self.net_.partial_fit(_weighted(Xp, weights), y_enc)
+            self.net_.partial_fit(_net_input(Xp, weights), y_enc)
         settle_eval(self.net_.module_)
         return self
 

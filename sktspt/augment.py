@@ -175,6 +175,24 @@ def _lag1_correlations(X: np.ndarray) -> np.ndarray:
     return r[(count >= 3) & (var_a > 0) & (var_b > 0)]
 
 
+def token_panel(features: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+    """Token features ``(n, k, f)`` as a NaN-coded panel ``(n, f, k)``: each feature a
+    channel, each token a time step, padding tokens (``keep`` False) missing.
+
+    The views of this module then act on the tokens as on series (:func:`roll_series`
+    turns them, :func:`mixup` blends them or swaps a window of them); :func:`panel_tokens`
+    turns the result back. A fit that computes fixed features once trains on these views
+    of them instead of the features of the rolled or mixed series.
+    """
+    panel = features.transpose(1, 2)
+    return torch.where(keep[:, None, :], panel, torch.full_like(panel, float("nan")))
+
+
+def panel_tokens(panel: torch.Tensor) -> torch.Tensor:
+    """The inverse of :func:`token_panel`, padding tokens as zeros: ``(n, f, k) -> (n, k, f)``."""
+    return torch.nan_to_num(panel, nan=0.0).transpose(1, 2)
+
+
 def resolve_mixup(alpha: float | str, X: np.ndarray, kind: str = "auto") -> tuple[float, str]:
     """The mixup ``(alpha, kind)`` that ``"auto"`` stands for on prepared training panel ``X``.
 

@@ -179,6 +179,7 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
         lighthouse_recovery=0.1,
         precision="auto",
         self_training=None,
+        cache_features=False,
     ) -> None:
         self.depth = depth
         self.d_model = d_model
@@ -236,6 +237,7 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
         self.lighthouse_recovery = lighthouse_recovery
         self.precision = precision
         self.self_training = self_training
+        self.cache_features = cache_features
 
     # --- fit (the two phases: SupervisedSPT.fit) ---------------------------------------
     def fit(self, X, y, X_unlabeled=None, sample_weight=None) -> SPTClassifier:

@@ -103,15 +103,34 @@ class TensorBatchIterator:
                 idx = slice(start, start + batch_size)
             else:
                 idx = order[start : start + batch_size]
-            Xb = {k: v[idx] for k, v in X.items()} if isinstance(X, dict) else self._trim(X[idx])
-            yield Xb, (torch.zeros(0) if y is None else y[idx])
+            if isinstance(X, dict):
+                yield self._trim_dict({k: v[idx] for k, v in X.items()}), (
+                    torch.zeros(0) if y is None else y[idx])
+            else:
+                yield self._trim(X[idx]), (torch.zeros(0) if y is None else y[idx])
 
-    def _trim(self, Xb: torch.Tensor) -> torch.Tensor:
-        """``Xb`` without the trailing steps that pad every one of its series (see above)."""
+    def _length(self, Xb: torch.Tensor) -> int | None:
+        """Steps of ``Xb`` that the cut keeps, or None to keep them all (see above)."""
         if not self.trim_multiple or Xb.ndim != 3 or not Xb.is_floating_point():
-            return Xb
+            return None
         p = self.trim_multiple
         # The last token's whole patch, then the margin its padded steps can see beyond it.
         end = math.ceil(int(valid_lengths(Xb).max()) / p) * p + self.trim_margin
         length = math.ceil(end / p) * p
-        return Xb[:, :, :length] if length < Xb.shape[2] else Xb
+        return length if length < Xb.shape[2] else None
+
+    def _trim(self, Xb: torch.Tensor) -> torch.Tensor:
+        """``Xb`` without the trailing steps that pad every one of its series (see above)."""
+        length = self._length(Xb)
+        return Xb if length is None else Xb[:, :, :length]
+
+    def _trim_dict(self, Xb: dict) -> dict:
+        """A dict batch cut as :meth:`_trim` cuts ``Xb["X"]``; its ``"features"`` (per
+        token, ``(n, k, f)``) lose the same trailing tokens."""
+        length = self._length(Xb["X"]) if "X" in Xb else None
+        if length is None:
+            return Xb
+        Xb = {**Xb, "X": Xb["X"][:, :, :length]}
+        if "features" in Xb:
+            Xb["features"] = Xb["features"][:, : length // self.trim_multiple]
+        return Xb

@@ -181,6 +181,7 @@ class SPTRegressor(ParameterHints, RegressorMixin, SupervisedSPT):
         lighthouse_topk=8,
         lighthouse_recovery=0.1,
         precision="auto",
+        cache_features=False,
     ):
         """Store the parameters as given; see :class:`SPTRegressor`."""
         self.depth = depth
@@ -234,6 +235,7 @@ class SPTRegressor(ParameterHints, RegressorMixin, SupervisedSPT):
         self.lighthouse_topk = lighthouse_topk
         self.lighthouse_recovery = lighthouse_recovery
         self.precision = precision
+        self.cache_features = cache_features
 
     # --- fit (the two phases: SupervisedSPT.fit) ---------------------------------------
     def fit(self, X, y, X_unlabeled=None, sample_weight=None) -> SPTRegressor:

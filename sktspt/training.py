@@ -18,7 +18,7 @@ from skorch import NeuralNet, NeuralNetClassifier, NeuralNetRegressor
 from skorch.dataset import unpack_data
 from skorch.utils import TeeGenerator
 
-from .augment import mixup
+from .augment import mixup, panel_tokens, token_panel
 from .leap import record_layers
 from .masking import make_mask, random_crop
 from .nn.encoder import masked_mean
@@ -380,25 +380,42 @@ class FineTuningNet(SeededStepNet):
             y_true = y_true.to(y_pred.device).repeat_interleave(members, dim=0)
         return super().get_loss(y_pred, y_true, X=X, training=training)
 
+    def views(self, Xi: torch.Tensor, generator: torch.Generator):
+        """A training batch's augmentation, then mixup: ``(Xi, mixing)``, where ``mixing``
+        is ``(partner, lam)`` for :meth:`_mixed_targets`, or None without mixup."""
+        if self.augmentation is not None:
+            Xi = self.augmentation(Xi, generator)
+        alpha = float(getattr(self, "mixup_alpha", 0.0) or 0.0)
+        if alpha <= 0:
+            return Xi, None
+        Xi, *mixing = mixup(Xi, alpha, generator, getattr(self, "mixup_kind", "blend"))
+        return Xi, mixing
+
     def random_step(self, batch, generator, training, **fit_params):
         Xi, yi = unpack_data(batch)
-        weight = None
-        if isinstance(Xi, dict):  # {"X": series, "sample_weight": weights}
-            Xi, weight = Xi["X"], Xi["sample_weight"]
-        if training and self.augmentation is not None:
-            Xi = self.augmentation(Xi.to(self.device, non_blocking=True), generator)
-        alpha = float(getattr(self, "mixup_alpha", 0.0) or 0.0)
+        weight = features = None
+        if isinstance(Xi, dict):  # {"X": series, "sample_weight": weights, "features": ...}
+            Xi, weight, features = Xi["X"], Xi.get("sample_weight"), Xi.get("features")
         mixing = None
-        if training and alpha > 0:
-            kind = getattr(self, "mixup_kind", "blend")
-            Xi, *mixing = mixup(Xi.to(self.device, non_blocking=True), alpha, generator, kind)
+        if training and features is not None:
+            # Fixed features computed once per fit: the views act on the tokens' features
+            # (the series' padding is unchanged by them, so ``Xi`` still says which tokens
+            # are padding).
+            Xi = Xi.to(self.device, non_blocking=True)
+            keep = self.module_.encoder.keep(~torch.isnan(Xi))
+            panel, mixing = self.views(
+                token_panel(features.to(self.device, non_blocking=True), keep), generator)
+            features = panel_tokens(panel)
+        elif training:
+            Xi, mixing = self.views(Xi.to(self.device, non_blocking=True), generator)
+        inputs = Xi if features is None else {"X": Xi, "features": features}
         exit_weight = float(getattr(self, "exit_loss_weight", 0.0) or 0.0)
         if exit_weight > 0:
             # The pooled states are computed as the block ends: under autocast too.
             with self.autocast(), record_layers(self.module_.encoder) as pooled:
-                y_pred = self.infer(Xi, **fit_params)
+                y_pred = self.infer(inputs, **fit_params)
         else:
-            y_pred = self.infer(Xi, **fit_params)
+            y_pred = self.infer(inputs, **fit_params)
         if mixing is not None:
             yi, weight = self._mixed_targets(yi, weight, *mixing, y_pred.shape[-1])
         loss = self.get_loss(y_pred, yi, X=Xi, training=training)

@@ -83,15 +83,34 @@ class TransformerEncoder(nn.Module):
         """Which tokens hold at least one observed value ``(n, k)``: the rest are padding."""
         return patchify(observed.float(), self.patch_size).amax(dim=-1) > 0
 
-    def tokens(self, x: torch.Tensor, available: torch.Tensor, observed: torch.Tensor):
-        """Embedded tokens with positions, and which tokens are not padding."""
+    @property
+    def has_fixed_features(self) -> bool:
+        """Whether the tokenizer starts with untrained features (:meth:`fixed_features`)."""
+        return callable(getattr(self.embed, "from_features", None))
+
+    @torch.no_grad()
+    def fixed_features(self, x: torch.Tensor, available: torch.Tensor) -> torch.Tensor:
+        """The tokenizer's untrained features ``(n, k, features)`` (the rocket's pooled
+        thresholds, after the difference view): nothing trained is below them, so they can
+        be computed once and passed to :meth:`forward` as ``features``."""
+        if self.difference_view is not None:
+            x, available = self.difference_view(x, available)
+        return self.embed.features(x, available)
+
+    def tokens(self, x: torch.Tensor, available: torch.Tensor, observed: torch.Tensor,
+               features: torch.Tensor | None = None):
+        """Embedded tokens with positions, and which tokens are not padding; ``features``
+        (of :meth:`fixed_features`) stand in for the tokenizer's own where given."""
         keep = self.keep(observed)
+        if features is not None:
+            return self.position(self.embed.from_features(features)), keep
         if self.difference_view is not None:
             x, available = self.difference_view(x, available)
         return self.position(self.embed(x, available)), keep
 
-    def forward(self, x: torch.Tensor, available: torch.Tensor, observed: torch.Tensor):
-        h, keep = self.tokens(x, available, observed)
+    def forward(self, x: torch.Tensor, available: torch.Tensor, observed: torch.Tensor,
+                features: torch.Tensor | None = None):
+        h, keep = self.tokens(x, available, observed, features)
         for layer in self.layers:
             h = layer(h, keep)
         return self.norm(h), keep

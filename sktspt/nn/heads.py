@@ -28,9 +28,20 @@ class EncoderModel(nn.Module):
         super().__init__()
         self.encoder = TransformerEncoder(**encoder_kwargs)
 
-    def embed(self, X: torch.Tensor) -> torch.Tensor:
+    def embed(self, X: torch.Tensor, features: torch.Tensor | None = None) -> torch.Tensor:
+        """Pooled embeddings ``(n, d_model)``; ``features``: the encoder's fixed features
+        of ``X``, computed earlier (:meth:`fixed_features`)."""
         x, observed = split_input(X)
-        return masked_mean(*self.encoder(x, observed, observed))
+        return masked_mean(*self.encoder(x, observed, observed, features))
+
+    def fixed_features(self, X: torch.Tensor) -> torch.Tensor | None:
+        """The encoder's untrained features of NaN-coded ``X`` ``(n, k, features)``, or None
+        where its tokenizer is trained throughout (see
+        :meth:`TransformerEncoder.fixed_features`)."""
+        if not self.encoder.has_fixed_features:
+            return None
+        x, observed = split_input(X)
+        return self.encoder.fixed_features(x, observed)
 
 
 class ReconstructionModel(EncoderModel):
@@ -78,8 +89,8 @@ class ClassificationModel(EncoderModel):
             nn.Dropout(head_dropout), nn.Linear(self.encoder.d_model, n_classes)
         )
 
-    def forward(self, X: torch.Tensor) -> torch.Tensor:
-        return self.head(self.embed(X))
+    def forward(self, X: torch.Tensor, features: torch.Tensor | None = None) -> torch.Tensor:
+        return self.head(self.embed(X, features))
 
 
 class RegressionModel(ClassificationModel):

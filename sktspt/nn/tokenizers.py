@@ -252,8 +252,14 @@ class RocketEmbedding(nn.Module):
             out[:, :, -c:] = 2 * flags.float().reshape(n, c, k, p).sum(-1).mT
             return out.div_(p)
 
+    def from_features(self, features: torch.Tensor) -> torch.Tensor:
+        """Tokens ``(n, k, d_model)`` from :meth:`features` computed earlier (the trained
+        maps only): a fit that computes the features of its training series once passes
+        them here at every step."""
+        return self.proj(self.norm(features))
+
     def forward(self, x: torch.Tensor, available: torch.Tensor) -> torch.Tensor:
-        return self.proj(self.norm(self.features(x, available)))
+        return self.from_features(self.features(x, available))
 
     def extra_repr(self) -> str:
         return f"dilations={self.dilations}, patch_size={self.patch_size}"
