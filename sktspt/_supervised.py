@@ -296,7 +296,7 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         lies below, are computed once instead of at every step. Rolls and mixup then act
         on the tokens' features (:func:`~sktspt.augment.token_panel`): exact where
         fine-tuning uses neither, an approximation of the rolled or mixed series' features
-        where it does (``docs/tuning.md``, round 44). Not for other augmentations (which
+        where it does (``docs/tuning.md``). Not for other augmentations (which
         change values inside a patch), ensembles, or panels past
         :data:`FEATURE_CACHE_VALUES`.
         """

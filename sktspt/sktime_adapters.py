@@ -147,6 +147,7 @@ class SPTClassifierSktime(ParameterHints, BaseClassifier):
         lighthouse_topk=8,
         lighthouse_recovery=0.1,
         precision="auto",
+        cache_features=False,
     ) -> None:
         self.depth = depth
         self.d_model = d_model
@@ -202,6 +203,7 @@ class SPTClassifierSktime(ParameterHints, BaseClassifier):
         self.lighthouse_topk = lighthouse_topk
         self.lighthouse_recovery = lighthouse_recovery
         self.precision = precision
+        self.cache_features = cache_features
         super().__init__()
 
     def _fit(self, X, y) -> SPTClassifierSktime:
@@ -334,6 +336,7 @@ class SPTRegressorSktime(ParameterHints, BaseRegressor):
         lighthouse_topk=8,
         lighthouse_recovery=0.1,
         precision="auto",
+        cache_features=False,
     ) -> None:
         self.depth = depth
         self.d_model = d_model
@@ -385,6 +388,7 @@ class SPTRegressorSktime(ParameterHints, BaseRegressor):
         self.lighthouse_topk = lighthouse_topk
         self.lighthouse_recovery = lighthouse_recovery
         self.precision = precision
+        self.cache_features = cache_features
         super().__init__()
 
     def _fit(self, X, y) -> SPTRegressorSktime:
