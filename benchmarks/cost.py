@@ -69,6 +69,91 @@ def worker(job: dict) -> dict:
             "n_test": len(y_test)}
 
 
+#: Lengths of the scaling rows (synthetic series, the default size, a fixed patch).
+SCALING_LENGTHS = (128, 512, 2048)
+SCALING_PATCH = 16
+
+
+def peers_worker(seed: int = 0) -> dict:
+    """The rows of the page's second part, on this process's one thread (speed.py's
+    functions): the measured float32 matmul peak; the default size's fine-tuning throughput
+    on GunPoint and its share of that peak; SPT against sktime's MVTS transformer at equal
+    tokens on GunPoint (and at the default patching); time per series against length at
+    a fixed patch. Each SPT figure is fine-tuning at the defaults (with their
+    ``cache_features``), timed per epoch after a warm-up epoch."""
+    import dataclasses
+
+    import torch
+
+    torch.set_num_threads(1)
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import speed
+
+    peak = speed.matmul_peak()
+    X, y, _, _ = speed.load_gunpoint()
+    est, epoch, mem = speed.time_spt_fit("finetune", X, y, 8, 16, seed, **speed.DEFAULT_SIZE)
+    gunpoint = speed._training_row("GunPoint", "finetune", X, epoch, mem, speed.DEFAULT_SIZE,
+                                   16, est.patch_size_, 2, peak)
+    cfg = dataclasses.replace(speed.FULL, seed=seed)
+    equal = speed.measure_equal_tokens(cfg, log=lambda *a: None)
+    scaling = []
+    for t in SCALING_LENGTHS:
+        Xs, ys = speed.synthetic_panel(32, 1, t, seed)
+        est, epoch, mem = speed.time_spt_fit("finetune", Xs, ys, 4, 16, seed,
+                                             patch_size=SCALING_PATCH, **speed.DEFAULT_SIZE)
+        scaling.append(speed._training_row("synthetic", "finetune", Xs, epoch, mem,
+                                           speed.DEFAULT_SIZE, 16, SCALING_PATCH, 2, peak))
+    return {"peak": peak, "gunpoint": gunpoint, "equal_tokens": equal, "scaling": scaling}
+
+
+def peers_section(peers: dict) -> list[str]:
+    """The page's second part from :func:`peers_worker`'s rows."""
+    peak, gp = peers["peak"], peers["gunpoint"]
+    lines = [
+        "## The network's step: matmul share, MVTS at equal tokens, length",
+        "",
+        "One process, one torch thread, after the fits above; CPU seconds. Fine-tuning "
+        "steps of the default network (depth 3, d_model 64, batch 16), timed per epoch "
+        "after a warm-up epoch.",
+        "",
+        f"- **Share of the matmul peak:** the float32 matmul peak measured here "
+        f"(2048 × 2048) is {peak['gflops_cpu']:.1f} GFLOP/s; default-size fine-tuning on "
+        f"GunPoint runs {gp['series_per_s_cpu']:.0f} series/s, {gp['achieved_gflops_cpu']:.1f} "
+        f"GFLOP/s of the transformer's matrix products, **{100 * gp['peak_fraction_cpu']:.1f} %** "
+        "of the peak (the rocket features are not matrix products and are not counted).",
+        "",
+        "| GunPoint (150 steps), equal size | SPT tokens | MVTS tokens | SPT series/s | "
+        "MVTS series/s | MVTS time / SPT time (median, range) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in peers["equal_tokens"]:
+        what = "one token per step (equal tokens)" if r["spt_tokens"] == r["mvts_tokens"] \
+            else f"default patching (patch {r['patch_size']})"
+        lines.append(
+            f"| {what} | {r['spt_tokens']} | {r['mvts_tokens']} | "
+            f"{r['spt_series_per_s_cpu']:.0f} | {r['mvts_series_per_s_cpu']:.0f} | "
+            f"**{r['ratio_cpu']:.2f}×** ({r['ratio_cpu_min']:.2f}–{r['ratio_cpu_max']:.2f}) |")
+    rows = peers["scaling"]
+    lengths = [r["n_timepoints"] for r in rows]
+    us = [r["us_per_series_cpu"] for r in rows]
+    import numpy as np
+
+    slope = float(np.polyfit(np.log(lengths), np.log(us), 1)[0])
+    lines += [
+        "",
+        f"Cost against series length at a fixed patch ({SCALING_PATCH} steps; synthetic "
+        f"series, one channel): time per series grows as length^{slope:.2f} "
+        "(attention is quadratic in the tokens, the rest linear).",
+        "",
+        "| length | tokens | µs per series | series/s |",
+        "|---|---|---|---|",
+        *(f"| {r['n_timepoints']} | {r['n_tokens']} | {r['us_per_series_cpu']:.0f} | "
+          f"{r['series_per_s_cpu']:.0f} |" for r in rows),
+        "",
+    ]
+    return lines
+
+
 def export(revision: str, folder: Path) -> Path:
     """The package at ``revision`` as plain files under ``folder`` (``git archive``)."""
     archive = subprocess.run(["git", "archive", "--format=tar", revision, "sktspt"], cwd=ROOT,
@@ -87,7 +172,8 @@ def run_job(job: dict, source: Path) -> dict:
 
 
 def report(rows: list[dict], baseline: str, command: str, seconds: float,
-           params: dict | None = None, jobs: int = 1, kept: int = 0) -> str:
+           params: dict | None = None, jobs: int = 1, kept: int = 0,
+           peers: dict | None = None) -> str:
     import pandas as pd
 
     from sktspt.benchmark.report import machine_description
@@ -154,6 +240,7 @@ def report(rows: list[dict], baseline: str, command: str, seconds: float,
         + (f"; {kept} of the {len(rows)} fits were read from an earlier run's `cost.csv` "
            "(`--resume`)" if kept else ""),
         "",
+        *(peers_section(peers) if peers else []),
     ])
 
 
@@ -170,10 +257,13 @@ def main(argv=None) -> int:
     p.add_argument("--resume", action="store_true")
     p.add_argument("--jobs", type=int, default=1, help="fits at a time (at most the cores)")
     p.add_argument("--write-docs", type=Path, default=None)
+    p.add_argument("--no-peers", action="store_true",
+                   help="skip the second part (matmul share, MVTS at equal tokens, length)")
     p.add_argument("--worker", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.worker:
-        print(json.dumps(worker(json.loads(args.worker))))
+        job = json.loads(args.worker)
+        print(json.dumps(peers_worker(job["seed"]) if job["model"] == "peers" else worker(job)))
         return 0
     args.output.mkdir(parents=True, exist_ok=True)
     path = args.output / "cost.csv"
@@ -207,10 +297,14 @@ def main(argv=None) -> int:
                     out.writeheader()
                 out.writerow(row)
             rows.append(row)
+    peers = None
+    if not args.no_peers:
+        peers = run_job({"model": "peers", "seed": 0}, ROOT)
+        (args.output / "peers.json").write_text(json.dumps(peers, indent=1))
     if args.write_docs:
         command = "python benchmarks/cost.py " + " ".join(argv or sys.argv[1:])
         args.write_docs.write_text(report(rows, args.baseline, command, time.time() - start,
-                                          params, args.jobs, len(done)))
+                                          params, args.jobs, len(done), peers))
     return 0
 
 

@@ -77,3 +77,26 @@ def test_few_label_folds_hide_labels_inside_the_training_fold(monkeypatch):
     assert np.array_equal(seen["score"][0], X[test])
     tune.fit_score({"label_fraction": 0.1}, X, y, train, test, True, 0)
     assert seen["fit"][2] is None and seen["params"]["pretrain_epochs"] == 0  # no X_unlabeled
+
+
+def test_cost_page_second_part_reports_peak_share_mvts_and_length_growth():
+    cost = load_benchmark("cost")
+    training = {"series_per_s_cpu": 500.0, "achieved_gflops_cpu": 10.0,
+                "peak_fraction_cpu": 0.0625}
+    scaling = [{"n_timepoints": t, "n_tokens": t // 16, "us_per_series_cpu": 100.0 * t / 128,
+                "series_per_s_cpu": 1e6 / (100.0 * t / 128)} for t in (128, 512, 2048)]
+    equal = [{"spt_tokens": 150, "mvts_tokens": 150, "patch_size": 1,
+              "spt_series_per_s_cpu": 200.0, "mvts_series_per_s_cpu": 100.0, "ratio_cpu": 2.0,
+              "ratio_cpu_min": 1.8, "ratio_cpu_max": 2.2},
+             {"spt_tokens": 30, "mvts_tokens": 150, "patch_size": 5,
+              "spt_series_per_s_cpu": 900.0, "mvts_series_per_s_cpu": 100.0, "ratio_cpu": 9.0,
+              "ratio_cpu_min": 8.0, "ratio_cpu_max": 10.0}]
+    peers = {"peak": {"gflops_cpu": 160.0}, "gunpoint": training, "equal_tokens": equal,
+             "scaling": scaling}
+    page = cost.report(_rows(), "abc123", "python benchmarks/cost.py", 12.0, peers=peers)
+    assert "**6.2 %** of the peak" in page and "160.0 GFLOP/s" in page
+    assert "| one token per step (equal tokens) | 150 | 150 | 200 | 100 | **2.00×** (1.80–2.20) |" \
+        in page
+    assert "default patching (patch 5)" in page
+    assert "length^1.00" in page  # time per series proportional to length here
+    assert "| 2048 | 128 | 1600 | 625 |" in page
