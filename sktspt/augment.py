@@ -190,7 +190,7 @@ def token_panel(features: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
 
 def panel_tokens(panel: torch.Tensor) -> torch.Tensor:
     """The inverse of :func:`token_panel`, padding tokens as zeros: ``(n, f, k) -> (n, k, f)``."""
-    return torch.nan_to_num(panel, nan=0.0).transpose(1, 2)
+    return torch.nan_to_num(panel, nan=0.0).transpose(1, 2).contiguous()
 
 
 def resolve_mixup(alpha: float | str, X: np.ndarray, kind: str = "auto") -> tuple[float, str]:
