@@ -660,8 +660,9 @@ Compute the rocket tokenizer's features of the training series once per fine-tun
 phase instead of at every step (nothing trained lies below them): a fit spends a fifth
 to a half of its time there on long series. Rolls and mixup then act on the tokens'
 features, an approximation of the features of the rolled or mixed series
-(:func:`~sktspt.augment.token_panel`; ``docs/tuning.md``); without them the fit is
-the same. Not used by other augmentations, ensembles or other tokenizers."""),
+(:func:`~sktspt.augment.token_panel`), and a poorer one than views of the series
+(``docs/tuning.md``), so it is off by default; without rolls and mixup the fit is the
+same. Not used by other augmentations, ensembles or other tokenizers."""),
     "mask_channels": ("list of int or None", """
 The only channels masking may hide (indices into ``n_channels``); the others
 (covariates that are always known) stay visible as context and are never
