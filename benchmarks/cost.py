@@ -263,7 +263,8 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     if args.worker:
         job = json.loads(args.worker)
-        print(json.dumps(peers_worker(job["seed"]) if job["model"] == "peers" else worker(job)))
+        result = peers_worker(job["seed"]) if job["model"] == "peers" else worker(job)
+        print(json.dumps(result, default=float))  # numpy scalars as plain numbers
         return 0
     args.output.mkdir(parents=True, exist_ok=True)
     path = args.output / "cost.csv"
