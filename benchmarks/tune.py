@@ -331,13 +331,6 @@ CONFIGS["r44_cache_b32"] = {**CONFIGS["r44_cache"], "auto_steps": 500, "batch_si
 # ... and at 10 % labels, against r43_l10's rows.
 CONFIGS["r44_l10_cache"] = {**CONFIGS["r43_l10"], "cache_features": True}
 
-# Round 45 (issue 64): the pretraining objective kept during fine-tuning
-# (``reconstruction_weight``): each step adds the masked-reconstruction loss on a batch of
-# the fold's training series (labelled and not), through the pretraining's head, so the
-# unlabelled series shape the encoder until the end instead of only before fine-tuning.
-CONFIGS["r45_l10_rec1"] = {**CONFIGS["r43_l10"], "reconstruction_weight": 1.0}
-CONFIGS["r45_l10_rec03"] = {**CONFIGS["r43_l10"], "reconstruction_weight": 0.3}
-
 
 def _after_a_quarter(net) -> bool:
     """Skorch's ``at`` rule: the first epoch after a quarter of fine-tuning's epochs."""

@@ -663,12 +663,6 @@ features, an approximation of the features of the rolled or mixed series
 (:func:`~sktspt.augment.token_panel`), and a poorer one than views of the series
 (``docs/tuning.md``), so it is off by default; without rolls and mixup the fit is the
 same. Not used by other augmentations, ensembles or other tokenizers."""),
-    "reconstruction_weight": ("float", """
-Keep training the pretraining objective while fine-tuning: each fine-tuning step adds
-this times the masked-reconstruction loss on as many series drawn from ``X`` and
-``X_unlabeled``, through the pretraining's reconstruction head (kept), so that the
-unlabelled series shape the encoder until the end. 0 (default) fine-tunes on the
-labels alone. Not with ensembles."""),
     "mask_channels": ("list of int or None", """
 The only channels masking may hide (indices into ``n_channels``); the others
 (covariates that are always known) stay visible as context and are never

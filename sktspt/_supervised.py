@@ -41,7 +41,6 @@ from ._params import (
 from ._params import show as _show
 from .augment import MIXUP_KINDS, resolve_mixup
 from .data import check_panel
-from .masking import resolve_masking
 from .nn.panel_fit import fit_to_panel
 from .precision import autocast_dtype
 from .training import FineTuningNet, layer_decay_groups
@@ -188,10 +187,9 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         self.mixup_, self.mixup_kind_ = resolve_mixup(self.mixup, Xp, self.mixup_kind)
         self.augment_ = False if self.augment == "auto" else self.augment  # until chosen
         with self._seeded(seed):
-            encoder_state = head_state = None
+            encoder_state = None
             self.pretrain_history_ = None
             self.pretrain_epochs_ = 0
-            pre_X = Xp if U is None else _stacked(Xp, U)
             if self.pretrainer is not None:
                 encoder_state = self.pretrainer.encoder_.state_dict()
                 if self._n_members() > 1:  # every member starts from the pretrained encoder
@@ -199,13 +197,12 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
                         [self.pretrainer.encoder_] * self._n_members()
                     ).state_dict()
             elif self.pretrain_epochs != 0:
+                pre_X = Xp if U is None else _stacked(Xp, U)
                 self.pretrain_epochs_ = trainer.epochs(
                     self.pretrain_epochs, len(pre_X), seed, steps=self._auto_budget("pretrain"))
                 pre_net = self._pretrain(trainer, pre_X, self.pretrain_epochs_, seed,
                                          self.pretrain_callbacks)
                 encoder_state = pre_net.module_.encoder.state_dict()
-                if hasattr(pre_net.module_, "head") and self._n_members() == 1:
-                    head_state = pre_net.module_.head.state_dict()
                 self.pretrain_history_ = pre_net.history
             self.max_epochs_ = trainer.epochs(self.max_epochs, len(Xp), seed,
                                               self._stratify(y_enc),
@@ -216,16 +213,9 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
                 weighted=weights is not None,
             )
             self._start_finetuning(net, encoder_state, Xp)
-            if hasattr(net.module_, "reconstruction"):
-                # Joint fine-tuning: the reconstruction head starts from pretraining's and
-                # draws its series from the training and unlabelled ones.
-                if head_state is not None:
-                    net.module_.reconstruction.load_state_dict(head_state)
-                net.reconstruction_panel_ = torch.from_numpy(np.ascontiguousarray(pre_X))
             if self.max_epochs_ > 0:
                 trainer.train(net, _net_input(Xp, weights, self._fixed_features(net, Xp)),
                               y_enc, self.max_epochs_, "fine-tuning")
-            vars(net).pop("reconstruction_panel_", None)
             self.n_pseudo_labeled_ = 0
             if U is not None and self._self_trains():
                 net = self._self_train(trainer, net, encoder_state, Xp, y_enc, weights, U, seed)
@@ -416,23 +406,13 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
 
     def _fine_tuning_kwargs(self, seed: int) -> dict:
         """The fine-tuning net's settings every task shares: augmentation and its stream,
-        mixup, the LEAP exit loss (where the task has it), joint reconstruction (where the
-        task has it) and layer decay."""
-        weight = float(getattr(self, "reconstruction_weight", 0.0))
-        masking = None
-        if weight > 0:
-            masking = dict(masking=resolve_masking(self.masking, self.n_channels_),
-                           mask_ratio=float(self.mask_ratio), mean_span=self._mean_span(),
-                           ratio_spread=float(self.mask_ratio_spread),
-                           channels=self._mask_channels())
+        mixup, the LEAP exit loss (where the task has it) and layer decay."""
         return dict(
             augmentation=self._augmentation(),
             augment_seed=seed + 2,  # pretraining's mask streams use seed and seed + 1
             exit_loss_weight=float(getattr(self, "exit_loss_weight", 0.0)),
             mixup_alpha=self._mixup_alpha(),
             mixup_kind=self._mixup_kind(),
-            reconstruction_weight=weight,
-            reconstruction_masking=masking,
             **self._layer_decay(),
         )
 

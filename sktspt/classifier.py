@@ -27,7 +27,7 @@ from .inference import INFERENCE_BATCH
 from .invariance import alignment_gain
 from .leap import check_exit_params, early_exit_infer
 from .nn.ensemble import mean_member_proba
-from .nn.heads import ClassificationModel, JointModel
+from .nn.heads import ClassificationModel
 from .training import AugmentedNetClassifier
 
 __all__ = ["SPTClassifier"]
@@ -118,7 +118,6 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
         "min_exit_layer": Integer(1),
         "self_training": Number(lambda v: 0 < v < 1, "None or a probability in (0, 1)",
                                 none=True),
-        "reconstruction_weight": Number(lambda v: 0 <= v < math.inf, "a non-negative number"),
     }
 
     def __init__(
@@ -181,7 +180,6 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
         precision="auto",
         self_training=None,
         cache_features=False,
-        reconstruction_weight=0.0,
     ) -> None:
         self.depth = depth
         self.d_model = d_model
@@ -240,7 +238,6 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
         self.precision = precision
         self.self_training = self_training
         self.cache_features = cache_features
-        self.reconstruction_weight = reconstruction_weight
 
     # --- fit (the two phases: SupervisedSPT.fit) ---------------------------------------
     def fit(self, X, y, X_unlabeled=None, sample_weight=None) -> SPTClassifier:
@@ -331,8 +328,7 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
         augmentation (arguments as for :meth:`SPTBase._pretrain_net`)."""
         ensemble = self._n_members() > 1
         return AugmentedNetClassifier(
-            **self._module(JointModel if self.reconstruction_weight > 0 and not ensemble
-                           else ClassificationModel),
+            **self._module(ClassificationModel),
             predict_nonlinearity=mean_member_proba if ensemble else "auto",
             **self._fine_tuning_kwargs(seed),
             module__n_classes=len(self.classes_),

@@ -148,7 +148,6 @@ class SPTClassifierSktime(ParameterHints, BaseClassifier):
         lighthouse_recovery=0.1,
         precision="auto",
         cache_features=False,
-        reconstruction_weight=0.0,
     ) -> None:
         self.depth = depth
         self.d_model = d_model
@@ -205,7 +204,6 @@ class SPTClassifierSktime(ParameterHints, BaseClassifier):
         self.lighthouse_recovery = lighthouse_recovery
         self.precision = precision
         self.cache_features = cache_features
-        self.reconstruction_weight = reconstruction_weight
         super().__init__()
 
     def _fit(self, X, y) -> SPTClassifierSktime:

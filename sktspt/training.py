@@ -361,32 +361,13 @@ class FineTuningNet(SeededStepNet):
     """
 
     def __init__(self, *args, augmentation=None, augment_seed=0, exit_loss_weight=0.0,
-                 mixup_alpha=0.0, mixup_kind="blend", reconstruction_weight=0.0,
-                 reconstruction_masking=None, **kwargs):
+                 mixup_alpha=0.0, mixup_kind="blend", **kwargs):
         super().__init__(*args, **kwargs)
         self.augmentation = augmentation
         self.augment_seed = augment_seed
         self.exit_loss_weight = exit_loss_weight
         self.mixup_alpha = mixup_alpha
         self.mixup_kind = mixup_kind
-        self.reconstruction_weight = reconstruction_weight
-        self.reconstruction_masking = reconstruction_masking
-
-    def reconstruction_loss(self, n: int, generator: torch.Generator) -> torch.Tensor:
-        """The masked-reconstruction loss on ``n`` series drawn from ``reconstruction_panel_``
-        (the training and unlabelled series), with the pretraining's masking."""
-        panel = self.reconstruction_panel_
-        pick = torch.randint(0, len(panel), (n,), generator=generator,
-                             device=generator.device).to(panel.device)
-        Xu = panel[pick].to(self.device, non_blocking=True)
-        m = self.reconstruction_masking
-        hidden = make_mask(m["masking"], tuple(Xu.shape), m["mask_ratio"], m["mean_span"],
-                           generator, Xu.device, observed=~torch.isnan(Xu),
-                           channels=m["channels"], ratio_spread=m["ratio_spread"])
-        with self.autocast():
-            rec = to_float32(self.module_.reconstruct(Xu, hidden))
-        target, scored = self.module_.targets(Xu, hidden)
-        return masked_reconstruction_loss(rec, target, scored, "mse")
 
     def stream_seed(self) -> int:
         return self.augment_seed
@@ -447,9 +428,6 @@ class FineTuningNet(SeededStepNet):
             loss = loss.mean()
         if exit_weight > 0:
             loss = loss + exit_weight * exit_loss(pooled)
-        rec_weight = float(getattr(self, "reconstruction_weight", 0.0) or 0.0)
-        if training and rec_weight > 0:
-            loss = loss + rec_weight * self.reconstruction_loss(len(yi), generator)
         return loss, y_pred
 
     @staticmethod

@@ -37,7 +37,7 @@ def fitted(data):
 
 
 CLASS_ONLY = ("class_weight", "label_smoothing", "exit_loss_weight", "early_exit",
-              "min_exit_layer", "self_training", "reconstruction_weight")
+              "min_exit_layer", "self_training")
 
 
 def test_written_out_init_is_the_classifiers_less_classes_plus_loss():

@@ -7,8 +7,7 @@ from torch import nn
 
 from .encoder import TransformerEncoder, masked_mean, unpatchify
 
-__all__ = ["EncoderModel", "ReconstructionModel", "ClassificationModel", "JointModel",
-           "RegressionModel",
+__all__ = ["EncoderModel", "ReconstructionModel", "ClassificationModel", "RegressionModel",
            "LeJEPAModel", "split_input"]
 
 
@@ -92,28 +91,6 @@ class ClassificationModel(EncoderModel):
 
     def forward(self, X: torch.Tensor, features: torch.Tensor | None = None) -> torch.Tensor:
         return self.head(self.embed(X, features))
-
-
-class JointModel(ClassificationModel):
-    """The classification network plus the pretraining's reconstruction head.
-
-    ``forward(X)`` gives logits as :class:`ClassificationModel`; :meth:`reconstruct` and
-    :meth:`targets` are :class:`ReconstructionModel`'s on the same encoder, so that
-    fine-tuning can keep training the masked-reconstruction objective beside the labels.
-    """
-
-    def __init__(self, n_classes: int, head_dropout: float = 0.0, **encoder_kwargs):
-        super().__init__(n_classes=n_classes, head_dropout=head_dropout, **encoder_kwargs)
-        e = self.encoder
-        self.n_outputs = e.n_channels * (1 + e.differences)
-        self.reconstruction = nn.Linear(e.d_model, self.n_outputs * e.patch_size)
-
-    def reconstruct(self, X: torch.Tensor, hidden: torch.Tensor) -> torch.Tensor:
-        x, observed = split_input(X)
-        h, _ = self.encoder(x, observed & ~hidden, observed)
-        return unpatchify(self.reconstruction(h), self.n_outputs, self.encoder.patch_size)
-
-    targets = ReconstructionModel.targets
 
 
 class RegressionModel(ClassificationModel):
