@@ -79,8 +79,8 @@ def peers_worker(seed: int = 0) -> dict:
     functions): the measured float32 matmul peak; the default size's fine-tuning throughput
     on GunPoint and its share of that peak; SPT against sktime's MVTS transformer at equal
     tokens on GunPoint (and at the default patching); time per series against length at
-    a fixed patch. Each SPT figure is fine-tuning at the defaults (with their
-    ``cache_features``), timed per epoch after a warm-up epoch."""
+    a fixed patch. Each SPT figure is fine-tuning at the defaults, timed per epoch after
+    a warm-up epoch."""
     import dataclasses
 
     import torch
@@ -108,6 +108,8 @@ def peers_worker(seed: int = 0) -> dict:
 
 def peers_section(peers: dict) -> list[str]:
     """The page's second part from :func:`peers_worker`'s rows."""
+    import numpy as np
+
     peak, gp = peers["peak"], peers["gunpoint"]
     lines = [
         "## The network's step: matmul share, MVTS at equal tokens, length",
@@ -136,8 +138,6 @@ def peers_section(peers: dict) -> list[str]:
     rows = peers["scaling"]
     lengths = [r["n_timepoints"] for r in rows]
     us = [r["us_per_series_cpu"] for r in rows]
-    import numpy as np
-
     slope = float(np.polyfit(np.log(lengths), np.log(us), 1)[0])
     lines += [
         "",

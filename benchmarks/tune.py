@@ -328,8 +328,6 @@ CONFIGS["r43_l10_ld75"] = {**CONFIGS["r43_l10"], "layer_decay": 0.75}
 CONFIGS["r44_full"] = dict(CONFIGS["r42_min10"])
 CONFIGS["r44_cache"] = {**CONFIGS["r42_min10"], "cache_features": True}
 CONFIGS["r44_cache_b32"] = {**CONFIGS["r44_cache"], "auto_steps": 500, "batch_size": 32}
-# ... and at 10 % labels, against r43_l10's rows.
-CONFIGS["r44_l10_cache"] = {**CONFIGS["r43_l10"], "cache_features": True}
 
 
 def _after_a_quarter(net) -> bool:

@@ -41,6 +41,7 @@ from ._params import (
 from ._params import show as _show
 from .augment import MIXUP_KINDS, resolve_mixup
 from .data import check_panel
+from .inference import INFERENCE_BATCH
 from .nn.panel_fit import fit_to_panel
 from .precision import autocast_dtype
 from .training import FineTuningNet, layer_decay_groups
@@ -303,18 +304,15 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         module = net.module_
         if (not getattr(self, "cache_features", False) or self._n_members() > 1
                 or self._augment() not in (False, "roll")
-                or not callable(getattr(module, "fixed_features", None))
                 or not module.encoder.has_fixed_features):
             return None
-        n_features = module.encoder.embed.norm.normalized_shape[0]
         tokens = Xp.shape[2] // self.patch_size_
-        if len(Xp) * tokens * n_features > FEATURE_CACHE_VALUES:
+        if len(Xp) * tokens * module.encoder.embed.n_features > FEATURE_CACHE_VALUES:
             return None
         device = torch.device(self._device)
-        with torch.no_grad():
-            blocks = [module.fixed_features(torch.from_numpy(Xp[i : i + 64]).to(device)).cpu()
-                      for i in range(0, len(Xp), 64)]
-        return torch.cat(blocks).numpy()
+        blocks = [module.fixed_features(torch.from_numpy(Xp[i : i + INFERENCE_BATCH]).to(device))
+                  for i in range(0, len(Xp), INFERENCE_BATCH)]
+        return torch.cat(blocks).cpu().numpy()
 
     def _restored_net(self, trainer):
         # The epochs a warm start trains.

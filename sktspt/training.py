@@ -380,12 +380,15 @@ class FineTuningNet(SeededStepNet):
             y_true = y_true.to(y_pred.device).repeat_interleave(members, dim=0)
         return super().get_loss(y_pred, y_true, X=X, training=training)
 
+    def _mixup_alpha(self) -> float:
+        return float(getattr(self, "mixup_alpha", 0.0) or 0.0)
+
     def views(self, Xi: torch.Tensor, generator: torch.Generator):
         """A training batch's augmentation, then mixup: ``(Xi, mixing)``, where ``mixing``
         is ``(partner, lam)`` for :meth:`_mixed_targets`, or None without mixup."""
         if self.augmentation is not None:
             Xi = self.augmentation(Xi, generator)
-        alpha = float(getattr(self, "mixup_alpha", 0.0) or 0.0)
+        alpha = self._mixup_alpha()
         if alpha <= 0:
             return Xi, None
         Xi, *mixing = mixup(Xi, alpha, generator, getattr(self, "mixup_kind", "blend"))
@@ -398,14 +401,15 @@ class FineTuningNet(SeededStepNet):
             Xi, weight, features = Xi["X"], Xi.get("sample_weight"), Xi.get("features")
         mixing = None
         if training and features is not None:
-            # Fixed features computed once per fit: the views act on the tokens' features
-            # (the series' padding is unchanged by them, so ``Xi`` still says which tokens
-            # are padding).
-            Xi = Xi.to(self.device, non_blocking=True)
-            keep = self.module_.encoder.keep(~torch.isnan(Xi))
-            panel, mixing = self.views(
-                token_panel(features.to(self.device, non_blocking=True), keep), generator)
-            features = panel_tokens(panel)
+            if self.augmentation is not None or self._mixup_alpha() > 0:
+                # Fixed features computed once per fit: the views act on the tokens'
+                # features (the series' padding is unchanged by them, so ``Xi`` still
+                # says which tokens are padding).
+                Xi = Xi.to(self.device, non_blocking=True)
+                keep = self.module_.encoder.keep(~torch.isnan(Xi))
+                panel, mixing = self.views(
+                    token_panel(features.to(self.device, non_blocking=True), keep), generator)
+                features = panel_tokens(panel)
         elif training:
             Xi, mixing = self.views(Xi.to(self.device, non_blocking=True), generator)
         inputs = Xi if features is None else {"X": Xi, "features": features}

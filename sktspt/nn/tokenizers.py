@@ -252,6 +252,11 @@ class RocketEmbedding(nn.Module):
             out[:, :, -c:] = 2 * flags.float().reshape(n, c, k, p).sum(-1).mT
             return out.div_(p)
 
+    @property
+    def n_features(self) -> int:
+        """Features per token of :meth:`features`."""
+        return self.proj.in_features
+
     def from_features(self, features: torch.Tensor) -> torch.Tensor:
         """Tokens ``(n, k, d_model)`` from :meth:`features` computed earlier (the trained
         maps only): a fit that computes the features of its training series once passes
