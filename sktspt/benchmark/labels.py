@@ -99,8 +99,9 @@ def _stack(X, U):
 class SelfTrainingMiniRocket:
     """The semi-supervised peer: MiniRocket features, self-training on unlabelled series.
 
-    ``fit(X, y, X_unlabeled)`` fits MiniRocket (zero-padded to ``pad_length`` first for
-    unequal lengths) on the labelled and unlabelled series together, standardises the
+    ``fit(X, y, X_unlabeled)`` fits MiniRocket (gaps interpolated, unequal lengths
+    zero-padded to ``pad_length``: :class:`~sktspt.benchmark.minirocket.MiniRocketFeatures`)
+    on the labelled and unlabelled series together, standardises the
     features and trains scikit-learn's :class:`~sklearn.semi_supervised.SelfTrainingClassifier`
     around a :class:`~sklearn.linear_model.LogisticRegression` on them: the unlabelled
     series whose predicted class probability passes ``threshold`` get that label and the
@@ -125,16 +126,6 @@ class SelfTrainingMiniRocket:
         self.seed, self.pad_length = seed, pad_length
         self.threshold, self.max_iter = threshold, max_iter
 
-    def _features(self):
-        from sktime.pipeline import make_pipeline
-        from sktime.transformations.panel.padder import PaddingTransformer
-        from sktime.transformations.panel.rocket import MiniRocketMultivariate
-
-        rocket = MiniRocketMultivariate(random_state=self.seed)
-        if self.pad_length is None:
-            return rocket
-        return make_pipeline(PaddingTransformer(pad_length=self.pad_length), rocket)
-
     def fit(self, X, y, X_unlabeled=None):
         from sklearn.linear_model import LogisticRegression
         from sklearn.pipeline import make_pipeline
@@ -145,8 +136,10 @@ class SelfTrainingMiniRocket:
         codes = self.encoder_.transform(np.asarray(y))
         n_unlabeled = 0 if X_unlabeled is None else len(X_unlabeled)
         series = X if not n_unlabeled else _stack(X, X_unlabeled)
-        self.features_ = self._features()
-        F = np.asarray(self.features_.fit_transform(series), dtype=np.float64)
+        from .minirocket import MiniRocketFeatures
+
+        self.features_ = MiniRocketFeatures(self.seed, self.pad_length)
+        F = self.features_.fit_transform(series)
         targets = np.concatenate([codes, np.full(n_unlabeled, -1)])  # -1: unlabelled
         base = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
         self.model_ = SelfTrainingClassifier(base, threshold=self.threshold,
@@ -156,7 +149,7 @@ class SelfTrainingMiniRocket:
         return self
 
     def predict(self, X) -> np.ndarray:
-        F = np.asarray(self.features_.transform(X), dtype=np.float64)
+        F = self.features_.transform(X)
         return self.encoder_.inverse_transform(self.model_.predict(F))
 
 

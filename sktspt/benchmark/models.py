@@ -26,9 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 
-import numpy as np
-
 from .datasets import DatasetInfo
+from .minirocket import MiniRocketClassifier, MiniRocketRidge
 
 __all__ = [
     "DEFAULT_MODELS",
@@ -134,25 +133,14 @@ def _scratch(cfg: RunConfig, estimator=_classifier, **overrides):
                 max_epochs=cfg.pretrain_epochs + cfg.epochs, **overrides)
 
 
+def _pad_length(cfg: RunConfig) -> int | None:
+    return None if cfg.data.equal_length else cfg.data.max_length
+
+
 def _minirocket(cfg: RunConfig):
-    """MiniRocket features and a ridge classifier, zero-padding unequal lengths first.
-
-    sktime's pipeline is used because scikit-learn's ``Pipeline`` (1.9) fails on sktime
-    transformers, whose ``fit`` resets attributes sklearn has set on them. The pad length
-    is the longest series of the dataset (a layout fact, as in the UEA equal-length
-    releases), so no test series is longer than what the transformer was fitted for.
-    """
-    from sklearn.linear_model import RidgeClassifierCV
-    from sktime.pipeline import make_pipeline
-    from sktime.transformations.panel.padder import PaddingTransformer
-    from sktime.transformations.panel.rocket import MiniRocketMultivariate
-
-    steps = [] if cfg.data.equal_length else [PaddingTransformer(pad_length=cfg.data.max_length)]
-    steps += [
-        MiniRocketMultivariate(random_state=cfg.seed),
-        RidgeClassifierCV(alphas=np.logspace(-3, 3, 10)),
-    ]
-    return make_pipeline(*steps)
+    """MiniRocket as sktime and aeon set it up (:mod:`sktspt.benchmark.minirocket`):
+    features, ``StandardScaler(with_mean=False)``, ``RidgeClassifierCV``."""
+    return MiniRocketClassifier(cfg.seed, _pad_length(cfg))
 
 
 def _minirocket_selftrain(cfg: RunConfig):
@@ -161,8 +149,7 @@ def _minirocket_selftrain(cfg: RunConfig):
     (:class:`~sktspt.benchmark.labels.SelfTrainingMiniRocket`)."""
     from .labels import SelfTrainingMiniRocket
 
-    return SelfTrainingMiniRocket(
-        seed=cfg.seed, pad_length=None if cfg.data.equal_length else cfg.data.max_length)
+    return SelfTrainingMiniRocket(seed=cfg.seed, pad_length=_pad_length(cfg))
 
 
 def _probe(cfg: RunConfig):
@@ -265,49 +252,8 @@ DEFAULT_MODELS: tuple[str, ...] = (
 
 
 # --- regression ---------------------------------------------------------------------------
-class MiniRocketRidge:
-    """MiniRocket features, standardised, then ``RidgeCV`` over ``logspace(-3, 3, 10)``:
-    sktime's ``RocketRegressor`` recipe with MiniRocket.
-
-    Composed by hand because an sktime transformer inside a scikit-learn ``Pipeline`` fails
-    under scikit-learn 1.9. Unequal lengths are
-    zero-padded to ``pad_length`` first (the dataset's longest series), as for the
-    classification MiniRocket.
-    """
-
-    def __init__(self, random_state: int = 0, pad_length: int | None = None):
-        self.random_state = random_state
-        self.pad_length = pad_length
-
-    def _features(self, X, fit: bool):
-        if fit:
-            from sktime.transformations.panel.padder import PaddingTransformer
-            from sktime.transformations.panel.rocket import MiniRocketMultivariate
-
-            self.padder_ = (None if self.pad_length is None
-                            else PaddingTransformer(pad_length=self.pad_length))
-            self.rocket_ = MiniRocketMultivariate(random_state=self.random_state, n_jobs=1)
-        if self.padder_ is not None:
-            X = self.padder_.fit_transform(X) if fit else self.padder_.transform(X)
-        return self.rocket_.fit_transform(X) if fit else self.rocket_.transform(X)
-
-    def fit(self, X, y):
-        from sklearn.linear_model import RidgeCV
-        from sklearn.preprocessing import StandardScaler
-
-        self.scaler_ = StandardScaler()
-        self.ridge_ = RidgeCV(alphas=np.logspace(-3, 3, 10))
-        self.ridge_.fit(self.scaler_.fit_transform(self._features(X, fit=True)), y)
-        self.steps = [("minirocket", self.rocket_), ("scaler", self.scaler_),
-                      ("ridgecv", self.ridge_)]  # where n_params finds the coefficients
-        return self
-
-    def predict(self, X):
-        return self.ridge_.predict(self.scaler_.transform(self._features(X, fit=False)))
-
-
 def _minirocket_regressor(cfg: RunConfig):
-    return MiniRocketRidge(cfg.seed, None if cfg.data.equal_length else cfg.data.max_length)
+    return MiniRocketRidge(cfg.seed, _pad_length(cfg))
 
 
 #: The regression benchmark's registry (``--task regression``): the default SPTRegressor,
