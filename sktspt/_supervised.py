@@ -264,6 +264,23 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         share = self.pretrain_share if phase == "pretrain" else 1 - self.pretrain_share
         return max(1, round(2 * self.auto_steps * share))
 
+    def _planned_steps(self, n: int, n_unlabeled: int = 0, y=None) -> int:
+        """The optimizer steps a fit on ``n`` labelled and ``n_unlabeled`` unlabelled series
+        takes (pretraining on both, then fine-tuning; self-training not counted), before
+        fitting: what a from-scratch control needs for equal steps."""
+        self._check_params()
+        trainer, seed = self._trainer(), self._seed()
+        y_enc = None if y is None else self._stratify(np.unique(y, return_inverse=True)[1])
+        steps = 0
+        if self.pretrainer is None and self.pretrain_epochs != 0:
+            n_pre = n + n_unlabeled
+            epochs = trainer.epochs(self.pretrain_epochs, n_pre, seed,
+                                    steps=self._auto_budget("pretrain"))
+            steps += epochs * trainer.batches(n_pre, seed)
+        epochs = trainer.epochs(self.max_epochs, n, seed, y_enc,
+                                steps=self._auto_budget("finetune"))
+        return steps + epochs * trainer.batches(n, seed, y_enc)
+
     def _n_members(self) -> int:
         return int(self.n_estimators)
 

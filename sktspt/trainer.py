@@ -140,10 +140,12 @@ class Trainer:
         if epochs != "auto":
             return int(epochs)
         steps = self.auto_steps if steps is None else steps
-        n_train = self._n_train(n, seed, y)
-        per_epoch = max(1, math.ceil(n_train / self.batch_size),
-                        int(self.auto_min_batches))
+        per_epoch = max(self.batches(n, seed, y), int(self.auto_min_batches))
         return max(1, math.ceil(steps / per_epoch))
+
+    def batches(self, n: int, seed: int, y=None) -> int:
+        """Optimizer steps an epoch of ``n`` series takes (after any validation split)."""
+        return max(1, math.ceil(self._n_train(n, seed, y) / self.batch_size))
 
     # --- the skorch settings of a phase ----------------------------------------------------
     def net_kwargs(

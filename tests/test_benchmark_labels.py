@@ -112,9 +112,34 @@ def test_spt_pretrains_on_the_whole_split_and_fine_tunes_on_the_labelled_part(mo
         row = run_job(Job(DATASET, model, 0, None, label_fraction=0.25), MODELS[model], 1, 1,
                       TINY, n_parallel=1, threads=1)
         assert row["error"] == ""
-    (_, n_spt, u_spt), (scratch_pretrain, n_scratch, _) = calls
+    (_, n_spt, u_spt), (scratch_pretrain, n_scratch, u_scratch) = calls
     assert n_spt == n_scratch < n and n_spt + u_spt == n
-    assert scratch_pretrain == 0  # scratch is given the rest too, and cannot use it
+    assert scratch_pretrain == 0 and u_scratch is None  # scratch is not given the rest
+
+
+def _optimizer_steps(*histories) -> int:
+    return sum(len(epoch["batches"]) for h in histories if h is not None for epoch in h)
+
+
+@pytest.mark.parametrize("fraction", [0.1, 0.25, None])
+def test_scratch_takes_as_many_optimizer_steps_as_spt_at_every_label_fraction(fraction):
+    """SPT pretrains on labelled and unlabelled series, then fine-tunes on the labelled ones;
+    its control takes the same number of optimizer steps on the labelled ones alone."""
+    X_tr, y_tr, _, _, info = load_dataset(DATASET)
+    job = Job(DATASET, "spt-span", 0, None, label_fraction=fraction)
+    from sktspt.benchmark.run import _split_labels
+
+    X, y, U = _split_labels(job, X_tr, y_tr)
+    params = {**TINY, "auto_steps": 60}
+    cfg = RunConfig(seed=0, pretrain_epochs="auto", epochs="auto", depth=None, data=info,
+                    params=params, n_labelled=len(y), n_unlabelled=0 if U is None else len(U))
+    spt = MODELS["spt-span"].factory(cfg).fit(X, y, X_unlabeled=U)
+    scratch = MODELS["scratch"].factory(cfg).fit(X, y)
+    spt_steps = _optimizer_steps(spt.pretrain_history_, spt.history_)
+    scratch_steps = _optimizer_steps(scratch.history_)
+    assert spt._planned_steps(len(y), cfg.n_unlabelled) == spt_steps
+    # equal up to one epoch of the labelled series (scratch runs whole epochs)
+    assert 0 <= scratch_steps - spt_steps < scratch._trainer().batches(len(y), 0)
 
 
 def test_self_training_peer_pseudo_labels_unlabelled_series():

@@ -152,3 +152,62 @@ def test_cli_dataset_errors_are_clear(argv, message, offline, capsys):
         main([*argv, "--models", "minirocket", "--no-progress"])
     assert exc.value.code == 2
     assert message in capsys.readouterr().err
+
+
+# --- the UCR 2018 .tsv layout ---------------------------------------------------------------
+def make_tsv_folder(root: Path, name: str, rows_train, rows_test) -> Path:
+    """``root/<name>/<name>_TRAIN.tsv`` and ``_TEST.tsv`` from lists of (label, values)."""
+    for split, rows in (("TRAIN", rows_train), ("TEST", rows_test)):
+        path = root / name / f"{name}_{split}.tsv"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(
+            "\t".join([str(label)] + ["NaN" if v is None else f"{v:g}" for v in values]) + "\n"
+            for label, values in rows))
+    return root
+
+
+def test_ucr_tsv_layout_keeps_gaps_and_unequal_lengths_as_nan(tmp_path, offline):
+    rng = np.random.default_rng(0)
+    train = [(c, list(rng.normal(size=10) + 3 * c)) for c in (-1, 1) * 4]
+    train[0] = (-1, [0.5, None, 1.5] + [0.0] * 7)  # a gap
+    train[1] = (1, [3.0] * 6 + [None] * 4)  # a shorter series, padded with NaN
+    test = [(c, list(rng.normal(size=10) + 3 * c)) for c in (-1, 1) * 3]
+    make_tsv_folder(tmp_path, "MyTsv", train, test)
+    X_tr, y_tr, X_te, y_te, info = load_dataset("MyTsv", tmp_path)
+    assert X_tr.shape == (8, 1, 10) and X_te.shape == (6, 1, 10)
+    assert sorted(set(y_tr)) == ["-1", "1"] and y_te[0] == "-1"
+    assert np.isnan(X_tr[0, 0, 1]) and not np.isnan(X_tr[0, 0, 2])
+    assert np.isnan(X_tr[1, 0, 6:]).all() and not info.equal_length
+    assert (info.n_train, info.n_test, info.n_classes, info.max_length) == (8, 6, 2, 10)
+    assert offline == []
+
+
+def test_data_dir_all_lists_ts_and_tsv_problems(tmp_path, offline):
+    from sktspt.benchmark.datasets import local_problems
+
+    make_archive_folder(tmp_path, "ATs")
+    make_tsv_folder(tmp_path, "BTsv", [(0, [1.0, 2.0]), (1, [2.0, 1.0])], [(0, [1.0, 2.0])])
+    (tmp_path / "Empty").mkdir()
+    assert local_problems(tmp_path) == ["ATs", "BTsv"]
+
+
+@pytest.mark.parametrize("line, message", [
+    ("1\t0.5\tabc\n", "line 2: a value is not a number"),
+    ("\t0.5\t0.6\n", "line 2: the first field"),
+    ("1\n", "line 2: a label and no value"),
+    ("1\tNaN\tNaN\n", "line 2: the series has no observed value"),
+    ("1\t0.5\tinf\n", "line 2: an infinite value"),
+])
+def test_malformed_tsv_lines_are_named(tmp_path, offline, line, message):
+    make_tsv_folder(tmp_path, "Bad", [(0, [1.0, 2.0]), (1, [2.0, 1.0])], [(0, [1.0, 2.0])])
+    path = tmp_path / "Bad" / "Bad_TRAIN.tsv"
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text(lines[0] + line)
+    with pytest.raises(ValueError, match=message):
+        load_dataset.__wrapped__("Bad", tmp_path)
+
+
+def test_a_test_label_unseen_in_training_is_an_error(tmp_path, offline):
+    make_tsv_folder(tmp_path, "Drift", [(0, [1.0, 2.0]), (1, [2.0, 1.0])], [(2, [1.0, 2.0])])
+    with pytest.raises(ValueError, match=r"test split has label\(s\) \['2'\]"):
+        load_dataset.__wrapped__("Drift", tmp_path)

@@ -165,8 +165,8 @@ def read_ucr_tsv(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray]:
     labels, rows = [], []
     with open(path, encoding="utf-8", errors="replace") as f:
         for number, line in enumerate(f, start=1):
-            line = line.strip()
-            if not line:
+            line = line.rstrip("\r\n")
+            if not line.strip():
                 continue
             fields = line.split("\t")
             label = fields[0].strip()
@@ -211,7 +211,7 @@ def _read_tsv(name: str, folder: str) -> list[tuple]:
     required, but every test label must be one of the training labels."""
     read = [read_ucr_tsv(Path(folder) / name / f"{name}_{split}.tsv")
             for split in ("TRAIN", "TEST")]
-    unknown = sorted(set(read[1][1]) - set(read[0][1]))
+    unknown = sorted(map(str, set(read[1][1]) - set(read[0][1])))
     if unknown:
         raise ValueError(f"{name}: the test split has label(s) {unknown[:5]} that no "
                          "training series has.")

@@ -51,6 +51,10 @@ class RunConfig:
     depth: int | None
     data: DatasetInfo
     params: dict = field(default_factory=dict)
+    #: The series the model is fitted on (with ``--label-fraction``: the labelled ones;
+    #: None: the whole training split) and the unlabelled rest of the split.
+    n_labelled: int | None = None
+    n_unlabelled: int = 0
 
 
 @dataclass(frozen=True)
@@ -76,6 +80,9 @@ class ModelSpec:
     task : {"classification", "regression"}, default="classification"
         What the estimator predicts, so what its row records: accuracy for class labels,
         RMSE and R² for numbers.
+    unlabelled : bool, default=True
+        Whether ``fit`` gets the unlabelled series of a ``--label-fraction`` run (where it
+        takes ``X_unlabeled``); the from-scratch control does not use them.
     """
 
     factory: Callable[[RunConfig], object]
@@ -84,6 +91,7 @@ class ModelSpec:
     warmup: bool = False
     univariate_only: bool = False
     task: str = "classification"
+    unlabelled: bool = True
 
     def skip_reason(self, data: DatasetInfo) -> str | None:
         """Why this model does not run on a dataset, or ``None`` when it does."""
@@ -123,8 +131,16 @@ def _scratch(cfg: RunConfig, estimator=_classifier, **overrides):
     """The identical network without pretraining, at equal optimizer steps.
 
     With ``"auto"`` epochs (a step budget per phase) scratch gets both phases' steps;
-    with epoch counts, both phases' epochs.
+    with epoch counts, both phases' epochs. With unlabelled series (``--label-fraction``)
+    SPT pretrains on more series than it fine-tunes on, so scratch gets the epochs that
+    match the SPT twin's planned steps (``_planned_steps``) on the labelled series.
     """
+    if cfg.n_unlabelled and cfg.n_labelled:
+        twin = _spt(cfg, estimator, **overrides)
+        steps = twin._planned_steps(cfg.n_labelled, cfg.n_unlabelled)
+        per_epoch = twin._trainer().batches(cfg.n_labelled, 0)
+        return _spt(cfg, estimator, pretrain_epochs=0, max_epochs=-(-steps // per_epoch),
+                    **overrides)
     if cfg.pretrain_epochs == "auto" or cfg.epochs == "auto":
         steps = cfg.params.get("auto_steps", estimator()().auto_steps)
         return _spt(cfg, estimator, pretrain_epochs=0, max_epochs="auto", auto_steps=2 * steps,
@@ -207,12 +223,12 @@ def _masking_models() -> dict[str, ModelSpec]:
 
 MODELS: dict[str, ModelSpec] = {
     **_masking_models(),
-    "scratch": ModelSpec(_scratch),
-    "scratch-rotary": ModelSpec(partial(_scratch, positional="rotary")),
-    "scratch-alibi": ModelSpec(partial(_scratch, positional="alibi")),
+    "scratch": ModelSpec(_scratch, unlabelled=False),
+    "scratch-rotary": ModelSpec(partial(_scratch, positional="rotary"), unlabelled=False),
+    "scratch-alibi": ModelSpec(partial(_scratch, positional="alibi"), unlabelled=False),
     # No validation split: all training data, last epoch (the split costs scratch more).
     "spt-noval": ModelSpec(partial(_spt, validation_fraction=0.0)),
-    "scratch-noval": ModelSpec(partial(_scratch, validation_fraction=0.0)),
+    "scratch-noval": ModelSpec(partial(_scratch, validation_fraction=0.0), unlabelled=False),
     "spt-crate": ModelSpec(partial(_spt, architecture="crate")),
     "spt-attention_only": ModelSpec(partial(_spt, architecture="attention_only")),
     "spt-sigreg": ModelSpec(partial(_spt, pretrain_objective="masked+sigreg")),
@@ -221,8 +237,9 @@ MODELS: dict[str, ModelSpec] = {
     "lejepa-attention_only": ModelSpec(
         partial(_spt, pretrain_objective="lejepa", architecture="attention_only")
     ),
-    "scratch-crate": ModelSpec(partial(_scratch, architecture="crate")),
-    "scratch-attention_only": ModelSpec(partial(_scratch, architecture="attention_only")),
+    "scratch-crate": ModelSpec(partial(_scratch, architecture="crate"), unlabelled=False),
+    "scratch-attention_only": ModelSpec(partial(_scratch, architecture="attention_only"),
+                                        unlabelled=False),
     "minirocket": ModelSpec(_minirocket, neural=False, warmup=True),
     # Cheaper prediction (issue 15): LEAP early exit with and without the exit loss, and
     # TWT layer fusion after fit (docs/compression.md).
@@ -260,7 +277,8 @@ def _minirocket_regressor(cfg: RunConfig):
 #: its from-scratch control at equal optimizer steps, and MiniRocket features with RidgeCV.
 REGRESSION_MODELS: dict[str, ModelSpec] = {
     "spt": ModelSpec(partial(_spt, estimator=_regressor), task="regression"),
-    "scratch": ModelSpec(partial(_scratch, estimator=_regressor), task="regression"),
+    "scratch": ModelSpec(partial(_scratch, estimator=_regressor), task="regression",
+                         unlabelled=False),
     "minirocket": ModelSpec(_minirocket_regressor, neural=False, warmup=True,
                             task="regression"),
 }

@@ -256,15 +256,17 @@ def run_job(job: Job, spec: ModelSpec, pretrain_epochs: int | str, epochs: int |
         with limit, warnings.catch_warnings():
             warnings.simplefilter("ignore")
             X_tr, y_tr, X_te, y_te, info = load_dataset(job.dataset, job.data_dir)
-            cfg = RunConfig(seed=job.seed, pretrain_epochs=pretrain_epochs, epochs=epochs,
-                            depth=job.depth, data=info, params=dict(params))
             X_fit, y_fit, X_unl = _split_labels(job, X_tr, y_tr)
+            cfg = RunConfig(seed=job.seed, pretrain_epochs=pretrain_epochs, epochs=epochs,
+                            depth=job.depth, data=info, params=dict(params),
+                            n_labelled=len(y_fit),
+                            n_unlabelled=0 if X_unl is None else len(X_unl))
             _warm_up(job, spec, cfg, X_tr, y_tr)
             estimator = spec.factory(cfg)
             if spec.neural:  # record the depth that ran, also when it is the default
                 row["depth"] = getattr(estimator, "depth", job.depth)
-            extra = ({"X_unlabeled": X_unl}
-                     if X_unl is not None and _takes_unlabeled(estimator) else {})
+            extra = ({"X_unlabeled": X_unl} if X_unl is not None and spec.unlabelled
+                     and _takes_unlabeled(estimator) else {})
             start = time.perf_counter()
             estimator.fit(X_fit, y_fit, **extra)
             row["fit_s"] = time.perf_counter() - start
