@@ -1,0 +1,383 @@
+"""The archive page: a benchmark run over the UCR archive beside the field's published results.
+
+The field compares time-series classifiers dataset by dataset on the archive's default
+train/test splits. tsml-eval publishes, per method, one CSV of test accuracies
+(``results/classification/Univariate/<method>_accuracy.csv``: a header row
+``Resamples:,0,1,...``, then one row per dataset; column ``0`` is the default split,
+"fold 0"). :func:`read_published` reads those files from a folder the user points at;
+:func:`archive_page` puts them beside a run's ``results.csv`` (SPT, its from-scratch
+control, our MiniRocket): per-dataset accuracies, means and mean ranks, win/draw/loss and
+Wilcoxon signed-rank tests of SPT against each method, a critical-difference diagram, how
+close our MiniRocket comes to the published one, and SPT's differences broken down by what
+a user knows before fitting (length, training-set size, classes, problem type).
+
+Command line::
+
+    python -m sktspt.benchmark.archive --results results/archive/results.csv \\
+        --published <tsml-eval>/results/classification/Univariate --data-dir <UCR 2018> \\
+        --write-docs docs/results-archive.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import math
+import shlex
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["PROBLEM_TYPES", "PUBLISHED", "archive_page", "read_published", "main"]
+
+#: The published methods the page lists (tsml-eval's file names).
+PUBLISHED = ("MiniROCKET", "MR-Hydra", "HC2", "InceptionTime", "QUANT")
+
+#: Problem type of each of the 93 UCR 2018 datasets that ``ucr_archive.py`` unpacks, as the
+#: archive's DataSummary lists them.
+PROBLEM_TYPES = {
+    **dict.fromkeys(["ACSF1", "Computers", "ElectricDevices", "HouseTwenty",
+                     "LargeKitchenAppliances", "PLAID"], "Device"),
+    **dict.fromkeys(["ECG200", "ECG5000", "ECGFiveDays", "NonInvasiveFetalECGThorax1",
+                     "NonInvasiveFetalECGThorax2"], "ECG"),
+    **dict.fromkeys(["EOGHorizontalSignal", "EOGVerticalSignal"], "EOG"),
+    **dict.fromkeys(["InsectEPGRegularTrain", "InsectEPGSmallTrain"], "EPG"),
+    **dict.fromkeys(["PigAirwayPressure", "PigArtPressure", "PigCVP"], "Hemodynamics"),
+    "Fungi": "HRM",
+    **dict.fromkeys(["Adiac", "ArrowHead", "BeetleFly", "BirdChicken", "Crop",
+                     "DiatomSizeReduction", "DistalPhalanxOutlineAgeGroup",
+                     "DistalPhalanxOutlineCorrect", "DistalPhalanxTW", "FaceAll", "FaceFour",
+                     "FacesUCR", "FiftyWords", "Fish", "HandOutlines", "Herring",
+                     "MedicalImages", "MiddlePhalanxOutlineAgeGroup",
+                     "MiddlePhalanxOutlineCorrect", "MiddlePhalanxTW",
+                     "MixedShapesRegularTrain", "MixedShapesSmallTrain", "OSULeaf",
+                     "PhalangesOutlinesCorrect", "ProximalPhalanxOutlineAgeGroup",
+                     "ProximalPhalanxOutlineCorrect"], "Image"),
+    **dict.fromkeys(["CricketX", "CricketY", "CricketZ", "GunPoint", "GunPointAgeSpan",
+                     "GunPointMaleVersusFemale", "GunPointOldVersusYoung", "Haptics",
+                     "InlineSkate"], "Motion"),
+    "PowerCons": "Power",
+    **dict.fromkeys(["AllGestureWiimoteX", "AllGestureWiimoteY", "AllGestureWiimoteZ", "Car",
+                     "ChlorineConcentration", "CinCECGTorso", "DodgerLoopDay",
+                     "DodgerLoopGame", "DodgerLoopWeekend", "Earthquakes", "FordA", "FordB",
+                     "FreezerRegularTrain", "FreezerSmallTrain", "GesturePebbleZ1",
+                     "GesturePebbleZ2", "InsectWingbeatSound", "ItalyPowerDemand",
+                     "Lightning2", "Lightning7", "MoteStrain", "Phoneme",
+                     "PickupGestureWiimoteZ", "Plane"], "Sensor"),
+    **dict.fromkeys(["BME", "CBF", "Mallat"], "Simulated"),
+    **dict.fromkeys(["Beef", "Coffee", "EthanolLevel", "Ham", "Meat", "OliveOil"], "Spectro"),
+    **dict.fromkeys(["Chinatown", "MelbournePedestrian"], "Traffic"),
+    **dict.fromkeys(["GestureMidAirD1", "GestureMidAirD2", "GestureMidAirD3"], "Trajectory"),
+}
+
+#: Our models as the page names them: the run's model name -> the column.
+OURS = {"spt-span": "SPT", "scratch": "scratch", "minirocket": "MiniRocket (ours)"}
+
+
+def read_published(folder: str | Path, methods: Sequence[str] = PUBLISHED) -> pd.DataFrame:
+    """The published default-split accuracies: datasets (rows) by methods (columns).
+
+    Reads ``<folder>/<method>_accuracy.csv`` in tsml-eval's layout and keeps column ``0``
+    (the default split). A dataset a method has no result for is NaN.
+
+    Raises
+    ------
+    FileNotFoundError
+        If a method's file is missing (the message names the folder tsml-eval keeps them in).
+    ValueError
+        If a file is not in tsml-eval's layout.
+    """
+    folder = Path(folder)
+    columns = {}
+    for method in methods:
+        path = folder / f"{method}_accuracy.csv"
+        if not path.is_file():
+            raise FileNotFoundError(
+                f"{path} is missing: point --published at tsml-eval's "
+                "results/classification/Univariate folder (files <method>_accuracy.csv).")
+        table = pd.read_csv(path, index_col=0)
+        if "0" not in table.columns:
+            raise ValueError(f"{path}: no column '0' (the default split) in its header "
+                             f"{list(table.columns)[:4]}; expected tsml-eval's layout "
+                             "'Resamples:,0,1,...'.")
+        fold0 = pd.to_numeric(table["0"], errors="coerce")
+        if fold0.notna().any() and not fold0.dropna().between(0, 1).all():
+            raise ValueError(f"{path}: default-split accuracies outside [0, 1].")
+        columns[method] = fold0
+    return pd.DataFrame(columns)
+
+
+def ours_matrix(results: pd.DataFrame) -> pd.DataFrame:
+    """The run's accuracies (mean over seeds; the archive run has one): datasets by our
+    models, failed fits as NaN."""
+    ok = results[(results["error"].fillna("") == "") & results["model"].isin(list(OURS))]
+    matrix = ok.groupby(["dataset", "model"])["accuracy"].mean().unstack("model")
+    return matrix.reindex(columns=[m for m in OURS if m in matrix.columns]).rename(columns=OURS)
+
+
+def _p(p: float) -> str:
+    return "—" if np.isnan(p) else (f"{p:.2g}" if p >= 1e-4 else f"{p:.1e}")
+
+
+def wilcoxon_p(a: np.ndarray, b: np.ndarray) -> float:
+    """Two-sided Wilcoxon signed-rank p-value of paired accuracies (ties dropped, as the
+    field's tables do); NaN where every pair ties or fewer than 2 pairs remain."""
+    from scipy.stats import wilcoxon
+
+    diff = np.asarray(a, float) - np.asarray(b, float)
+    diff = diff[~np.isnan(diff)]
+    if np.count_nonzero(np.abs(diff) > 1e-12) < 2:
+        return float("nan")
+    return float(wilcoxon(diff, zero_method="wilcox").pvalue)
+
+
+def wdl(a, b, tol: float = 1e-9) -> tuple[int, int, int]:
+    """Wins, draws and losses of ``a`` against ``b`` over the pairs where both exist."""
+    diff = np.asarray(a, float) - np.asarray(b, float)
+    diff = diff[~np.isnan(diff)]
+    return int((diff > tol).sum()), int((np.abs(diff) <= tol).sum()), int((diff < -tol).sum())
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    from .report import md_table
+
+    return md_table(header, rows)
+
+
+def _acc(v) -> str:
+    return "—" if pd.isna(v) else f"{v:.3f}"
+
+
+def comparison_table(matrix: pd.DataFrame, reference: str = "SPT") -> str:
+    """Mean, mean rank and, for each method against ``reference``, W/D/L and Wilcoxon p,
+    over the datasets where every column has a result."""
+    common = matrix.dropna()
+    ranks = common.rank(axis=1, ascending=False).mean()
+    rows = []
+    for col in sorted(common.columns, key=lambda c: ranks[c]):
+        w, d, lo = wdl(common[reference], common[col])
+        rows.append([col, _acc(common[col].mean()), f"{ranks[col]:.2f}",
+                     "—" if col == reference else f"{w} / {d} / {lo}",
+                     "—" if col == reference else _p(wilcoxon_p(common[reference], common[col]))])
+    return _table(["method", "mean accuracy", "mean rank",
+                   f"{reference} wins / draws / losses", "Wilcoxon p"], rows)
+
+
+def _bins(values: pd.Series, edges: Sequence[float], unit: str) -> pd.Series:
+    labels = []
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        labels.append(f"{unit} ≥ {lo:g}" if math.isinf(hi) else
+                      f"{unit} {lo:g}" if hi - lo == 1 else f"{unit} {lo:g}–{hi - 1:g}")
+    return pd.cut(values, edges, right=False, labels=labels)
+
+
+def breakdown(matrix: pd.DataFrame, facts: pd.DataFrame) -> str:
+    """SPT − scratch and SPT − MiniRocket (ours) by what a user knows before fitting."""
+    groups = {
+        "series length": _bins(facts["length"], [0, 100, 300, 700, np.inf], "length"),
+        "training series": _bins(facts["n_train"], [0, 100, 500, np.inf], "n_train"),
+        "classes": _bins(facts["n_classes"], [2, 3, 10, np.inf], "classes"),
+        "problem type": facts["type"],
+    }
+    rows = []
+    for what, group in groups.items():
+        order = (list(group.cat.categories) if isinstance(group.dtype, pd.CategoricalDtype)
+                 else sorted(group.dropna().unique()))
+        for name in order:
+            names = group.index[group == name]
+            part = matrix.reindex(names)
+            done = int(part.notna().all(axis=1).sum())
+            cells = [what, str(name), f"{done} of {len(names)}"]
+            for other in ("scratch", "MiniRocket (ours)"):
+                if other not in part or "SPT" not in part:
+                    cells += ["—", "—", "—"]
+                    continue
+                pair = part[["SPT", other]].dropna()
+                diff = 100 * (pair["SPT"] - pair[other])
+                w, d, lo = wdl(pair["SPT"], pair[other])
+                cells += ["—" if pair.empty else f"{diff.mean():+.1f}", f"{w} / {d} / {lo}",
+                          _p(wilcoxon_p(pair["SPT"], pair[other]))]
+            rows.append(cells)
+    return _table(["by", "group", "datasets", "SPT − scratch (points)", "W / D / L",
+                   "p", "SPT − MiniRocket", "W / D / L", "p"], rows)
+
+
+def minirocket_check(matrix: pd.DataFrame) -> list[str]:
+    """How close our MiniRocket comes to the published one, and where they differ > 5 points."""
+    if "MiniRocket (ours)" not in matrix or "MiniROCKET" not in matrix:
+        return []
+    pair = matrix[["MiniRocket (ours)", "MiniROCKET"]].dropna()
+    if pair.empty:
+        return []
+    diff = 100 * (pair["MiniRocket (ours)"] - pair["MiniROCKET"])
+    far = diff[diff.abs() > 5].sort_values()
+    lines = [f"Our MiniRocket against the published MiniROCKET on the {len(pair)} datasets both "
+             f"have: mean {pair['MiniRocket (ours)'].mean():.4f} against "
+             f"{pair['MiniROCKET'].mean():.4f} ({diff.mean():+.2f} points; mean absolute "
+             f"difference {diff.abs().mean():.2f}, largest {diff.abs().max():.1f})."]
+    if len(far):
+        lines.append("Datasets where they differ by more than 5 points: " + ", ".join(
+            f"{d} {v:+.1f}" for d, v in far.items()) + " (one draw of MiniRocket's random "
+            "biases against another: the published fold 0 is one seed of aeon's "
+            "implementation, ours one seed of sktime's, on few test series).")
+    else:
+        lines.append("No dataset differs by more than 5 points.")
+    return lines
+
+
+def dataset_facts(names: Sequence[str], data_dir: str | None) -> pd.DataFrame:
+    """Length, training-set size, classes and problem type of each dataset."""
+    from .datasets import load_dataset
+
+    rows = {}
+    for name in names:
+        info = load_dataset(name, data_dir)[-1]
+        rows[name] = dict(length=info.max_length, n_train=info.n_train,
+                          n_classes=info.n_classes, type=PROBLEM_TYPES.get(name, "other"))
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def _shaping(names: Sequence[str]) -> str:
+    """Which of the page's datasets shaped the package's defaults."""
+    from .datasets import DATASETS, HELDOUT, TEST_SEEN
+
+    dev = [d for d in names if d in DATASETS]
+    held = [d for d in names if d in HELDOUT and d not in TEST_SEEN]
+    seen = [d for d in names if d in TEST_SEEN]
+    rest = len(names) - len(dev) - len(held) - len(seen)
+    return ("- Which sets shaped the defaults: " + (", ".join(dev) or "none")
+            + " are development sets (defaults chosen on their training splits, "
+            "`docs/tuning.md`); " + (", ".join(held) or "none") + " held out (never tuned "
+            "on); " + (", ".join(seen) or "none") + " held out, but its test scores were "
+            "read before the roll rule of `augment=\"auto\"` was written (round 32); the "
+            f"other {rest} were not part of the package's tuning.")
+
+
+def cost_lines(results: pd.DataFrame, wall_s: float | None) -> list[str]:
+    ok = results[results["error"].fillna("") == ""]
+    lines = []
+    for model, label in OURS.items():
+        part = ok[ok["model"] == model]
+        if len(part):
+            lines.append(f"{label}: {part['fit_s'].sum() / 3600:.2f} h of fits and "
+                         f"{part['predict_s'].sum() / 3600:.2f} h of prediction over "
+                         f"{len(part)} datasets (median fit {part['fit_s'].median():.1f} s).")
+    total = (ok["fit_s"].sum() + ok["predict_s"].sum()) / 3600
+    lines.append(f"All fits and predictions: {total:.2f} h of one core each"
+                 + (f"; wall-clock {wall_s / 3600:.2f} h." if wall_s else "."))
+    slow = ok.assign(s=ok["fit_s"] + ok["predict_s"]).groupby("dataset")["s"].sum()
+    slow = slow.sort_values(ascending=False).head(5)
+    lines.append("Where the time went (fit + predict, all models): " + ", ".join(
+        f"{d} {s / 60:.0f} min" for d, s in slow.items()) + ".")
+    return lines
+
+
+def archive_page(results: pd.DataFrame, published: pd.DataFrame, facts: pd.DataFrame,
+                 command: str, started: datetime.datetime, duration_s: float,
+                 figure: str | None = None, wall_s: float | None = None) -> str:
+    """The archive page's Markdown."""
+    from .report import provenance
+
+    ours = ours_matrix(results)
+    names = list(facts.index)
+    matrix = ours.reindex(names).join(published.reindex(names))
+    failed = results[results["error"].fillna("") != ""]
+    done = ours.reindex(names).notna().all(axis=1)
+    head = [
+        *provenance("The UCR archive: SPT beside the field's published results", command,
+                    started, duration_s, {"datasets": len(names),
+                                          "seed": "0 (the default split, as fold 0)"}),
+        "- Protocol: each dataset's default train/test split; SPT with its defaults "
+        "(`spt-span`), `scratch` the identical network from scratch at equal optimizer "
+        "steps, our MiniRocket as sktime and aeon set it up (features, "
+        "`StandardScaler(with_mean=False)`, `RidgeClassifierCV`); the published columns are "
+        "tsml-eval's fold-0 accuracies (" + ", ".join(published.columns) + "), which cover "
+        f"{int(published.reindex(names).notna().all(axis=1).sum())} of these datasets (not "
+        "the unequal-length and missing-value sets).",
+        _shaping(names),
+        f"- Completed: {int(done.sum())} of {len(names)} datasets with all three of our models"
+        + (f"; {len(failed)} failed fits: " + ", ".join(
+            f"{r.dataset}/{r.model}" for r in failed.itertuples()) if len(failed) else "")
+        + ".",
+        "",
+    ]
+    body = ["## SPT against each method", "",
+            f"Over the {len(matrix.dropna())} datasets where every method has a result "
+            "(mean rank: 1 is best; wins / draws / losses and the two-sided Wilcoxon "
+            "signed-rank test are SPT's against the row's method).", "",
+            comparison_table(matrix), ""]
+    body += ["Our three models over every completed dataset:", "",
+             comparison_table(ours.dropna()), ""]
+    if figure:
+        body += [f"![Critical-difference diagram]({figure})", "",
+                 "Average ranks over the datasets where every method has a result (Friedman "
+                 "test, Nemenyi critical difference; methods joined by a bar do not differ "
+                 "significantly at 0.05).", ""]
+    body += ["## Our MiniRocket against the published one", "", *minirocket_check(matrix), ""]
+    body += ["## Where SPT pays", "",
+             "SPT's accuracy minus its from-scratch control's and minus our MiniRocket's, in "
+             "points, by what a user knows before fitting; W / D / L and the Wilcoxon p are "
+             "SPT's.", "", breakdown(ours.reindex(names), facts), ""]
+    body += ["## Cost", "", *[f"- {line}" for line in cost_lines(results, wall_s)], ""]
+    rows = []
+    for name in names:
+        rows.append([name, PROBLEM_TYPES.get(name, "other"), str(facts.loc[name, "length"]),
+                     str(facts.loc[name, "n_train"]),
+                     *[_acc(matrix.loc[name, c]) if c in matrix else "—"
+                       for c in [*OURS.values(), *published.columns]]])
+    body += ["## Per dataset", "", "Test accuracy on the default split.", "",
+             _table(["dataset", "type", "length", "train", *OURS.values(), *published.columns],
+                    rows), ""]
+    return "\n".join(head + body)
+
+
+def plot_cd(matrix: pd.DataFrame, path: Path) -> str:
+    """The critical-difference diagram over the datasets where every column has a result."""
+    from .report import plot_matrix_critical_difference
+
+    return plot_matrix_critical_difference(matrix.dropna(), path)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m sktspt.benchmark.archive",
+        description="Write the archive page: a run's results.csv beside tsml-eval's "
+                    "published default-split accuracies.")
+    p.add_argument("--results", required=True, help="the archive run's results.csv")
+    p.add_argument("--published", required=True,
+                   help="folder of tsml-eval's <method>_accuracy.csv files")
+    p.add_argument("--data-dir", required=True, help="the archive folder the run read")
+    p.add_argument("--write-docs", required=True, help="the page to write, e.g. "
+                   "docs/results-archive.md (its figure beside it, stem + -cd.png)")
+    p.add_argument("--wall-s", type=float, default=None,
+                   help="the run's wall-clock seconds, if known")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from .datasets import local_problems
+
+    args = build_parser().parse_args(argv)
+    started = datetime.datetime.now().astimezone()
+    results = pd.read_csv(args.results, keep_default_na=False, na_values=[""])
+    published = read_published(args.published)
+    facts = dataset_facts(local_problems(args.data_dir), args.data_dir)
+    page = Path(args.write_docs)
+    figure = page.with_name(page.stem + "-cd.png")
+    matrix = ours_matrix(results).reindex(facts.index).join(published.reindex(facts.index))
+    why = plot_cd(matrix, figure)
+    command = "python -m sktspt.benchmark.archive " + shlex.join(
+        sys.argv[1:] if argv is None else list(argv))
+    duration = (datetime.datetime.now().astimezone() - started).total_seconds()
+    text = archive_page(results, published, facts, command, started, duration,
+                        figure=None if why else figure.name, wall_s=args.wall_s)
+    page.write_text(text)
+    print(f"Wrote {page}" + ("" if why else f" and {figure}"))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
