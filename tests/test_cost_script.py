@@ -34,6 +34,21 @@ def test_cost_page_reports_means_speed_up_and_accuracy_change():
     assert cells[5:8] == ["0.900", "0.910", "+1.0"]
     assert cells[9:11] == ["300", "1000"]
     assert "`abc123`" in page and "seeds [0, 1]" in page
+    assert "no dataset lost a point or more" in page
+
+
+def test_cost_page_speed_up_is_the_geometric_mean_beside_the_ratio_of_totals():
+    cost = load_benchmark("cost")
+    rows = _rows() + [dict(r, dataset="ArrowHead", fit_wall_s=r["fit_wall_s"] / 4
+                           if r["model"] == "spt-before" else r["fit_wall_s"],
+                           accuracy=r["accuracy"] - (0.03 if r["model"] == "spt-after" else 0))
+                      for r in _rows()]
+    page = cost.report(rows, "abc123", "python benchmarks/cost.py", 12.0)
+    # GunPoint 4x, ArrowHead 1x: geometric mean 2x, arithmetic 2.5x, totals 50/20 = 2.5x
+    assert "2.00× (geometric; min 1.00×)" in page
+    assert "geometric mean of the per-dataset ratios **2.00×**" in page
+    assert "arithmetic mean of the ratios 2.50×" in page
+    assert "lost a point or more on ArrowHead -2.0" in page  # .90 -> .88
 
 
 @pytest.mark.skipif(shutil.which("git") is None or not (ROOT / ".git").exists(),
