@@ -281,7 +281,10 @@ def markdown_page(results: pd.DataFrame, command: str, started: datetime.datetim
         "`random_state`; any model selection (a validation split, if one is set) happens "
         "inside `fit` on the training split; the test split is scored once per fitted model. "
         "`scratch*` are the identical network without pretraining at equal optimizer steps "
-        "(both phases' steps, or both phases' epochs when epochs are given).",
+        "(both phases' steps, or both phases' epochs when epochs are given; with unlabelled "
+        "series, the steps SPT's pretraining on all series and fine-tuning on the labelled "
+        "ones take). `minirocket` is sktime's and aeon's recipe: MiniRocket features, "
+        "`StandardScaler(with_mean=False)`, `RidgeClassifierCV`.",
         *([_FEW_LABELS] if _fraction_study(results) else []),
         shaping_line(results["dataset"].unique()),
         "",
@@ -330,8 +333,9 @@ _FEW_LABELS = (
     "- Few labels: at each label fraction a stratified subset of the training split, seeded "
     "by the seed (at least one series per class; the same for every model), keeps its "
     "labels. SPT pretrains on the whole training split and fine-tunes on the labelled part; "
-    "`scratch*` and `minirocket` fit the labelled part; `minirocket-selftrain` fits MiniRocket "
-    "on the whole split and self-trains a logistic regression on the unlabelled part; "
+    "`scratch*` (at SPT's optimizer steps) and `minirocket` fit the labelled part; "
+    "`minirocket-selftrain` fits MiniRocket on the whole split and self-trains a logistic "
+    "regression on the unlabelled part; "
     "`spt-selftrain` and `scratch-selftrain` fine-tune once more with the unlabelled series "
     "they predict with probability at least 0.75 (`self_training=0.75`); "
     "`spt-transfer` fine-tunes, on the labelled part, a pretrainer of the shipped univariate "
