@@ -7,9 +7,11 @@ import pandas as pd
 import pytest
 
 from sktspt.benchmark.archive import (
+    MEDICAL,
     PROBLEM_TYPES,
     archive_page,
     breakdown,
+    depth_section,
     main,
     minirocket_check,
     read_published,
@@ -128,3 +130,15 @@ def test_command_line_writes_the_page_and_its_figure(tmp_path):
                  str(_published(tmp_path)), "--data-dir", str(data), "--write-docs",
                  str(page)]) == 0
     assert "| Zeta |" in page.read_text() and (tmp_path / "archive-cd.png").is_file()
+
+
+def test_depth_section_gives_spt_minus_scratch_per_depth():
+    rows = [dict(dataset=name, model=model, seed=0, depth=depth, error="",
+                 accuracy=0.8 + (0.01 * depth if model == "spt-span" else 0))
+            for name in ("ECG200", "EOGVerticalSignal") for depth in (3, 6)
+            for model in ("spt-span", "scratch")]
+    lines = depth_section(pd.DataFrame(rows))
+    text = "\n".join(lines)
+    assert "| ECG200 | 0.830 / 0.800 (+3.0) | 0.860 / 0.800 (+6.0) |" in text
+    assert "- depth 6: SPT − scratch +6.0 points over 2 datasets, 2 / 0 / 0" in text
+    assert set(MEDICAL) >= {"ECG200", "EOGVerticalSignal"} and len(MEDICAL) == 7

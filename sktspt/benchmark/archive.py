@@ -31,7 +31,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-__all__ = ["PROBLEM_TYPES", "PUBLISHED", "archive_page", "read_published", "main"]
+__all__ = ["MEDICAL", "PROBLEM_TYPES", "PUBLISHED", "archive_page", "depth_section", "main",
+           "read_published"]
 
 #: The published methods the page lists (tsml-eval's file names).
 PUBLISHED = ("MiniROCKET", "MR-Hydra", "HC2", "InceptionTime", "QUANT")
@@ -277,7 +278,8 @@ def cost_lines(results: pd.DataFrame, wall_s: float | None) -> list[str]:
 
 def archive_page(results: pd.DataFrame, published: pd.DataFrame, facts: pd.DataFrame,
                  command: str, started: datetime.datetime, duration_s: float,
-                 figure: str | None = None, wall_s: float | None = None) -> str:
+                 figure: str | None = None, wall_s: float | None = None,
+                 depth_results: pd.DataFrame | None = None) -> str:
     """The archive page's Markdown."""
     from .report import provenance
 
@@ -321,6 +323,8 @@ def archive_page(results: pd.DataFrame, published: pd.DataFrame, facts: pd.DataF
              "SPT's accuracy minus its from-scratch control's and minus our MiniRocket's, in "
              "points, by what a user knows before fitting; W / D / L and the Wilcoxon p are "
              "SPT's.", "", breakdown(ours.reindex(names), facts), ""]
+    if depth_results is not None:
+        body += depth_section(depth_results)
     body += ["## Cost", "", *[f"- {line}" for line in cost_lines(results, wall_s)], ""]
     rows = []
     for name in names:
@@ -332,6 +336,46 @@ def archive_page(results: pd.DataFrame, published: pd.DataFrame, facts: pd.DataF
              _table(["dataset", "type", "length", "train", *OURS.values(), *published.columns],
                     rows), ""]
     return "\n".join(head + body)
+
+
+#: The archive's medical sets of the seed paper's claim (gains that grow with depth): its
+#: ECG and EOG problems.
+MEDICAL = tuple(sorted(n for n, t in PROBLEM_TYPES.items() if t in ("ECG", "EOG")))
+
+
+def depth_section(depth_results: pd.DataFrame) -> list[str]:
+    """SPT − scratch per dataset at each depth of a depth-study run (``--depth 3 6`` on
+    :data:`MEDICAL`), with the mean and the Wilcoxon p per depth."""
+    ok = depth_results[(depth_results["error"].fillna("") == "")
+                       & depth_results["model"].isin(["spt-span", "scratch"])]
+    table = ok.groupby(["dataset", "depth", "model"])["accuracy"].mean().unstack("model")
+    if table.empty or not {"spt-span", "scratch"} <= set(table.columns):
+        return []
+    depths = sorted(int(d) for d in table.index.get_level_values("depth").unique())
+    names = sorted(table.index.get_level_values("dataset").unique())
+    rows, summary = [], []
+    for name in names:
+        cells = [name]
+        for d in depths:
+            key = (name, d)
+            if key in table.index:
+                spt, scr = table.loc[key, "spt-span"], table.loc[key, "scratch"]
+                cells.append(f"{_acc(spt)} / {_acc(scr)} ({100 * (spt - scr):+.1f})")
+            else:
+                cells.append("—")
+        rows.append(cells)
+    for d in depths:
+        part = table.xs(d, level="depth").dropna()
+        diff = 100 * (part["spt-span"] - part["scratch"])
+        w, dr, lo = wdl(part["spt-span"], part["scratch"])
+        summary.append(f"- depth {d}: SPT − scratch {diff.mean():+.1f} points over "
+                       f"{len(part)} datasets, {w} / {dr} / {lo}, Wilcoxon p "
+                       f"{_p(wilcoxon_p(part['spt-span'], part['scratch']))}.")
+    return ["## Depth on medical series", "",
+            "The seed paper's claim, that SPT's gains grow with depth on medical series, "
+            "checked on the archive's ECG and EOG sets: SPT / scratch (SPT − scratch, "
+            "points) per depth.", "",
+            _table(["dataset", *[f"depth {d}" for d in depths]], rows), "", *summary, ""]
 
 
 def plot_cd(matrix: pd.DataFrame, path: Path) -> str:
@@ -354,6 +398,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "docs/results-archive.md (its figure beside it, stem + -cd.png)")
     p.add_argument("--wall-s", type=float, default=None,
                    help="the run's wall-clock seconds, if known")
+    p.add_argument("--depth-results", default=None,
+                   help="results.csv of a depth study (--depth 3 6) of spt-span and scratch "
+                        "on the ECG and EOG sets, for the page's section on depth")
     return p
 
 
@@ -372,8 +419,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = "python -m sktspt.benchmark.archive " + shlex.join(
         sys.argv[1:] if argv is None else list(argv))
     duration = (datetime.datetime.now().astimezone() - started).total_seconds()
+    depth = (None if args.depth_results is None else
+             pd.read_csv(args.depth_results, keep_default_na=False, na_values=[""]))
     text = archive_page(results, published, facts, command, started, duration,
-                        figure=None if why else figure.name, wall_s=args.wall_s)
+                        figure=None if why else figure.name, wall_s=args.wall_s,
+                        depth_results=depth)
     page.write_text(text)
     print(f"Wrote {page}" + ("" if why else f" and {figure}"))
     return 0
