@@ -444,8 +444,13 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         return getattr(self, "mixup_kind_", getattr(self, "mixup_kind", "blend"))
 
     def _layer_decay(self) -> dict:
-        """``optimizer__param_groups`` for ``layer_decay`` below 1, else nothing."""
-        groups = layer_decay_groups(self.lr, float(self.layer_decay), int(self.depth))
+        """``optimizer__param_groups`` for ``layer_decay`` below 1, else nothing.
+
+        The groups follow the network's depth, which a pretrainer fixes (``_architecture``),
+        not the ``depth`` parameter.
+        """
+        groups = layer_decay_groups(self.lr, float(self.layer_decay),
+                                    int(self._architecture["depth"]))
         return {"optimizer__param_groups": groups} if groups else {}
 
     def _continue(self, X, y, sample_weight=None):

@@ -34,6 +34,20 @@ def test_each_layer_trains_at_its_decayed_rate(n_estimators):
         assert lr == pytest.approx(expected), name
 
 
+def test_layer_decay_follows_the_pretrainers_depth_not_the_depth_parameter():
+    from sklearn.frozen import FrozenEstimator
+
+    pre = SPTPretrainer(depth=4, pretrain_epochs=1, **TINY).fit(X)
+    with pytest.warns(UserWarning, match="ignored"):  # depth=2 is overridden by the pretrainer
+        clf = SPTClassifier(depth=2, lr=0.1, layer_decay=0.5, max_epochs=1,
+                            pretrainer=FrozenEstimator(pre), **TINY).fit(X, Y)
+    rates = _lr_of(clf.net_)
+    for layer in range(4):  # every layer of the 4-layer network, each at its own rate
+        names = [n for n in rates if f".layers.{layer}." in n]
+        assert names and all(rates[n] == pytest.approx(0.1 * 0.5 ** (4 - layer))
+                             for n in names), layer
+
+
 def test_no_decay_is_one_plain_group():
     clf = SPTClassifier(depth=2, pretrain_epochs=0, max_epochs=1, **TINY).fit(X, Y)
     assert len(clf.net_.optimizer_.param_groups) == 1
