@@ -177,7 +177,8 @@ class MaskedPretrainNet(SeededStepNet):
     Parameters (besides ``NeuralNet``'s)
     ------------------------------------
     masking, mask_ratio, mean_span, ratio_spread
-        The masking objective (see :mod:`sktspt.masking`).
+        The masking objective (see :mod:`sktspt.masking`); the first three have no default
+        here, so the estimators' signatures are their only source.
     mask_seed : int
         Seeds the mask generators: training masks follow one stream; validation
         masks are redrawn from the same seed every epoch.
@@ -194,7 +195,7 @@ class MaskedPretrainNet(SeededStepNet):
     """
 
     def __init__(
-        self, *args, masking="span", mask_ratio=0.3, mean_span=3.0, mask_seed=0, loss="mse",
+        self, *args, masking, mask_ratio, mean_span, mask_seed=0, loss="mse",
         augmentation=None, mask_channels=None, min_crop=None, ratio_spread=0.0, **kwargs,
     ):
         super().__init__(*args, **kwargs)
