@@ -421,8 +421,9 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
         check_exit_params(self)
         with self._autocast():
             return early_exit_infer(
-                self, self.net_.module_, self._input(X), float(self.early_exit),
-                int(self.min_exit_layer), INFERENCE_BATCH,
+                self.net_.module_, self._input(X), float(self.early_exit),
+                int(self.min_exit_layer), INFERENCE_BATCH, patch_size=self.patch_size_,
+                max_tokens=self.max_tokens_, device=self._device,
             )
 
 

@@ -167,9 +167,11 @@ def early_exit_pass(
     return logits, pooled, exit_layer
 
 
-def early_exit_infer(est, module, X: np.ndarray, threshold, min_layer: int, batch: int):
+def early_exit_infer(module, X: np.ndarray, threshold, min_layer: int, batch: int, *,
+                     patch_size: int, max_tokens: int, device) -> tuple[np.ndarray, ...]:
     """:func:`early_exit_pass` on prepared ``X``, grouped by token count as for prediction
-    (:func:`sktspt.inference.token_groups`).
+    (:func:`sktspt.inference.token_groups`: series of ``patch_size`` steps a token, at
+    most ``max_tokens``), on ``device``.
 
     Returns float64 logits ``(n, n_classes)``, float64 pooled representations
     ``(n, d_model)`` and the exit layer of every series ``(n,)``.
@@ -179,8 +181,8 @@ def early_exit_infer(est, module, X: np.ndarray, threshold, min_layer: int, batc
     exits = np.empty(n, dtype=np.int64)
     settle_eval(module)
     with torch.no_grad():
-        for rows, group in token_groups(X, est.patch_size_, est.max_tokens_):
-            xb = torch.from_numpy(np.ascontiguousarray(group)).to(est._device)
+        for rows, group in token_groups(X, patch_size, max_tokens):
+            xb = torch.from_numpy(np.ascontiguousarray(group)).to(device)
             lg, pl, ex = early_exit_pass(module, xb, threshold, min_layer, batch)
             if logits is None:
                 logits = np.empty((n, lg.shape[1]))
