@@ -98,8 +98,8 @@ class ModelSpec:
         if self.multivariate_only and data.n_channels < 2:
             return "needs a multivariate dataset (channel masking has no channel to hide)"
         if self.univariate_only and data.n_channels > 1:
-            return ("needs a univariate dataset (its pretrainer was fitted on the shipped "
-                    "univariate sets)")
+            return ("needs a univariate dataset (its pretrainer was fitted on univariate "
+                    "series)")
         return None
 
 
@@ -197,6 +197,42 @@ def _transfer(cfg: RunConfig, **overrides):
     return spt.set_params(pretrainer=transfer_pretrainer(cfg.seed, settings))
 
 
+#: The environment variable naming a folder of half-archive encoders for ``spt-archive``
+#: (``half-A.sktspt`` and ``half-B.sktspt`` with their cards, from
+#: ``benchmarks/pretrain_archive.py --half``).
+ENCODERS_ENV = "SKTSPT_ENCODERS"
+
+
+def half_encoder(dataset: str, folder) -> str:
+    """The encoder in ``folder`` whose model card does not list ``dataset``: for judging a
+    pretrained start on series its encoder never saw."""
+    import json
+    from pathlib import Path
+
+    unseen = []
+    for card in sorted(Path(folder).glob("*.json")):
+        seen = json.loads(card.read_text()).get("data", {}).get("datasets", [])
+        if dataset not in seen and card.with_suffix(".sktspt").is_file():
+            unseen.append(card.with_suffix(".sktspt"))
+    if not unseen:
+        raise ValueError(f"every encoder in {folder} saw {dataset}'s training split (or the "
+                         "folder holds none): spt-archive needs one that did not.")
+    return str(unseen[0])
+
+
+def _archive(cfg: RunConfig, **overrides):
+    """SPT fine-tuned from a pretrained encoder (:mod:`sktspt.pretrained`): the shipped
+    ``"archive"`` one, or with :data:`ENCODERS_ENV` set, the half-archive encoder that never
+    saw this dataset."""
+    import os
+
+    from ..pretrained import pretrained
+
+    folder = os.environ.get(ENCODERS_ENV)
+    path = None if not folder else half_encoder(cfg.data.name, folder)
+    return _spt(cfg, **overrides).set_params(pretrainer=pretrained("archive", path=path))
+
+
 def _twt(cfg: RunConfig):
     """SPT fitted, then its redundant layers fused (``sktspt.compress``, default tolerance)."""
     from ..compress import FusedClassifier
@@ -253,6 +289,9 @@ MODELS: dict[str, ModelSpec] = {
     # semi-supervised MiniRocket peer, and SPT from a pretrainer of the univariate corpus.
     "minirocket-selftrain": ModelSpec(_minirocket_selftrain, neural=False, warmup=True),
     "spt-transfer": ModelSpec(_transfer, univariate_only=True),
+    # A pretrained start (issue 72): the encoder shipped with the package, or the half of
+    # the archive that did not see the dataset ($SKTSPT_ENCODERS).
+    "spt-archive": ModelSpec(_archive, univariate_only=True),
     "spt-probe": ModelSpec(_probe),
     # ... and self-training on the unlabelled series (``self_training=0.75``, the peer's
     # threshold), with and without pretraining: what pretraining adds once both use them.
