@@ -420,6 +420,38 @@ def _smoke_test_page(page, **kwargs) -> str:
     return f"{title}\n\n{SMOKE_NOTE}{rest}"
 
 
+def same_subset_note(datasets, fractions, seeds, data_dir: str | None) -> str:
+    """A line for the few-labels page naming the datasets whose rows repeat: where two label
+    fractions keep the same labelled series for every seed (the floor of one series per
+    class), their fits are the same and so are their rows. Empty where none repeat."""
+    import numpy as np
+
+    from .datasets import load_dataset
+    from .labels import labelled_subset
+
+    fractions = sorted(f for f in fractions if f is not None)
+    repeats = []
+    for name in datasets:
+        y = load_dataset(name, data_dir)[1]
+        for low, high in zip(fractions, fractions[1:]):
+            if all(np.array_equal(labelled_subset(y, low, s), labelled_subset(y, high, s))
+                   for s in seeds):
+                repeats.append(f"{name} at {low:.0%} and {high:.0%}")
+    if not repeats:
+        return ""
+    return ("- Identical rows: " + "; ".join(repeats) + ". At both fractions each class keeps "
+            "the same labelled series (at least one series per class, and the smaller "
+            "fraction's subset is part of the larger's), so the fits and their accuracies "
+            "are the same.\n")
+
+
+def _with_note(page, note: str, **kwargs) -> str:
+    """The page with ``note`` after its list of settings (the first blank line after it)."""
+    text = page(**kwargs)
+    at = text.index("\n\n## ") + 1 if "\n\n## " in text else len(text)
+    return text[:at] + note + text[at:]
+
+
 def interrupted_message(argv: Sequence[str], results: Path, n_rows: int) -> str:
     """What Ctrl-C prints: where the finished fits are and the command that continues."""
     again = shlex.join(["python", "-m", "sktspt.benchmark", *argv,
@@ -540,6 +572,10 @@ def _main(argv: list[str]) -> int:
                    skipped=skipped)
     if args.quick:
         page = partial(_smoke_test_page, page)
+    if opts.label_fractions != [None]:
+        note = same_subset_note(opts.datasets, opts.label_fractions, opts.seeds, opts.data_dir)
+        if note:
+            page = partial(_with_note, page, note)
     figures = write_figures(results, out)
     (out / "results.md").write_text(page(figures=figures))
     if args.write_docs is not None:
