@@ -25,7 +25,7 @@ from ._params import (
     validate,
 )
 from .augment import Augmentation
-from .data import InputSpec, PanelInfo, check_panel
+from .data import InputSpec, PanelInfo, check_panel, warn_if_transposed
 from .inference import infer
 from .masking import resolve_masking
 from .nn.ensemble import Ensemble
@@ -117,6 +117,7 @@ class SPTBase(BaseEstimator):
         """Validate training data and fix what fit learns about it (``input_spec_``)."""
         self._check_params()
         X, info = check_panel(X)
+        warn_if_transposed(info)
         if info.ndim == 2:
             self.n_features_in_ = info.n_timepoints
         elif hasattr(self, "n_features_in_"):

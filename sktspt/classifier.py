@@ -22,7 +22,7 @@ from ._params import (
 from ._params import show as _show
 from ._supervised import SupervisedSPT
 from .augment import roll_series
-from .data import check_finite_output, check_labels
+from .data import check_finite_output, check_labels, split_unlabeled
 from .inference import INFERENCE_BATCH
 from .invariance import alignment_gain
 from .leap import check_exit_params, early_exit_infer
@@ -249,7 +249,10 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
             Training series; also a list of series of unequal length or an sktime panel.
             NaN marks missing values.
         y : array-like of shape (n_instances,)
-            Class labels.
+            Class labels. In a numeric ``y``, -1 marks a series without a label, as in
+            scikit-learn's semi-supervised estimators: those series are taken out of ``X``
+            and used as ``X_unlabeled`` (with a warning naming the classes left; if -1 is
+            a class, pass the labels as strings).
         X_unlabeled : array-like, optional
             Series without labels: pretraining uses them, and with ``self_training``
             so does a second fine-tuning on those predicted confidently.
@@ -263,6 +266,7 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
         SPTClassifier
             The fitted classifier.
         """
+        X, y, X_unlabeled, sample_weight = split_unlabeled(X, y, X_unlabeled, sample_weight)
         return super().fit(X, y, X_unlabeled=X_unlabeled, sample_weight=sample_weight)
 
     def _stratify(self, y_enc: np.ndarray) -> np.ndarray:

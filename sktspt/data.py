@@ -339,6 +339,88 @@ def check_panel(X, name: str = "X") -> tuple[np.ndarray, PanelInfo]:
     return np.ascontiguousarray(arr, dtype=np.float32), info
 
 
+def warn_if_transposed(info: PanelInfo, name: str = "X") -> None:
+    """Warn where a 3D panel looks like ``(n, timepoints, channels)``: many more channels
+    than time points, and few time points (GunPoint transposed is 150 channels of one step).
+    """
+    c, t = info.n_channels, info.n_timepoints
+    if info.ndim == 3 and t <= 16 and c >= 4 * t:
+        warnings.warn(
+            f"{name} has {c} channels of {t} time point(s) each. sktspt reads 3D arrays as "
+            f"(n_instances, n_channels, n_timepoints); if yours is (n_instances, n_timepoints, "
+            f"n_channels), pass {name}.transpose(0, 2, 1). If the layout is right, silence "
+            "this with warnings.filterwarnings('ignore', message='.*channels of .* time "
+            "point').",
+            UserWarning,
+            stacklevel=4,
+        )
+
+
+#: The label that marks a series without a label in a numeric ``y``, as in scikit-learn's
+#: semi-supervised estimators (``SelfTrainingClassifier``, ``LabelSpreading``).
+UNLABELED = -1
+
+
+def _take(X, rows: np.ndarray):
+    """The series ``rows`` of ``X``: arrays and lists keep their kind (a 2D array stays
+    2D, a list of unequal lengths stays a list); other panels become float32 ``(n, c, t)``."""
+    if isinstance(X, np.ndarray):
+        return X[rows]
+    if isinstance(X, list | tuple):
+        return [X[i] for i in rows]
+    arr, info = check_panel(X)
+    return arr[rows, 0, :] if info.ndim == 2 else arr[rows]
+
+
+def split_unlabeled(X, y, X_unlabeled, sample_weight):
+    """``X, y, X_unlabeled, sample_weight`` with the series whose numeric label is -1 moved
+    from ``X`` to ``X_unlabeled`` (scikit-learn's semi-supervised convention); unchanged
+    where ``y`` is not numeric or has no -1.
+
+    Where -1 and one other label are all there is (UCR sets write -1 and 1), -1 is a class:
+    read as unlabelled it would leave one class to learn. Raises ``ValueError`` where
+    ``X_unlabeled`` is given as well; warns, naming the classes, where rows are moved.
+    """
+    values = np.asarray(y) if y is not None and not isinstance(y, str) else None
+    if values is None or values.dtype.kind not in "iuf" or values.ndim != 1:
+        return X, y, X_unlabeled, sample_weight
+    unlabeled = values == UNLABELED
+    if not unlabeled.any() or unlabeled.size != _n_series(X):
+        return X, y, X_unlabeled, sample_weight  # check_labels reports a length mismatch
+    labeled = np.flatnonzero(~unlabeled)
+    classes = np.unique(values[labeled])
+    if len(classes) < 2:
+        # -1 and one other label (UCR sets write -1 and 1; scikit-learn's estimator checks
+        # use them): as unlabelled rows they would leave one class, so -1 is a class.
+        return X, y, X_unlabeled, sample_weight
+    if X_unlabeled is not None:
+        raise ValueError(
+            "y == -1 marks unlabelled series, and X_unlabeled was passed as well: pass the "
+            "unlabelled series one way, either in X with y == -1 or in X_unlabeled."
+        )
+    warnings.warn(
+        f"{int(unlabeled.sum())} series with y == -1 are taken as unlabelled (scikit-learn's "
+        f"semi-supervised convention; the same as passing them in X_unlabeled): the classes "
+        f"are {classes.tolist()}. If -1 is a class, pass the labels as strings "
+        "(y.astype(str)). Silence this with warnings.filterwarnings('ignore', "
+        "message='.*with y == -1 are taken as unlabelled').",
+        UserWarning,
+        stacklevel=3,
+    )
+    if sample_weight is not None:
+        weights = np.asarray(sample_weight)
+        sample_weight = weights[labeled] if weights.ndim == 1 and weights.size == len(
+            values) else sample_weight
+    return (_take(X, labeled), values[labeled], _take(X, np.flatnonzero(unlabeled)),
+            sample_weight)
+
+
+def _n_series(X) -> int:
+    if isinstance(X, np.ndarray | list | tuple):
+        return len(X)
+    return len(check_panel(X)[0])
+
+
 def check_labels(y, n_instances: int) -> np.ndarray:
     """Validate classification targets: 1D, finite, same length as ``X``."""
     from sklearn.utils.multiclass import check_classification_targets

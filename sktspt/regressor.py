@@ -40,6 +40,16 @@ def check_targets(y, n_instances: int, owner: str = "SPTRegressor") -> np.ndarra
     values = np.asarray(y)
     if values.dtype.kind == "c":
         raise ValueError(f"{owner} needs real-valued targets y; got complex numbers.")
+    strings = values.dtype.kind in "US" or (
+        values.dtype.kind == "O" and any(isinstance(v, str | bytes) for v in values.ravel())
+    )
+    if strings:
+        example = values.ravel()[0]
+        raise ValueError(
+            f"{owner} needs numeric targets y, but y holds strings (dtype {values.dtype}, "
+            f"e.g. {example!r}). If they are class labels, use SPTClassifier; if they are "
+            "numbers written as text, convert them first: y.astype(float)."
+        )
     if values.dtype.kind not in "biuf":
         try:
             values = values.astype(np.float64)

@@ -48,8 +48,43 @@ _SHARED_TAGS = {
 _TINY = dict(depth=1, n_heads=2, dim_feedforward=16, dropout=0.0, batch_size=8)
 
 
+class _SavedWhereAsked:
+    """sktime's ``save(path)`` with the file where ``path`` says.
+
+    sktime's own ``save`` makes ``path`` a folder, zips it to ``<path>.zip`` and then opens
+    ``<stem>.zip``: ``save("c.sktspt")`` wrote ``c.sktspt.zip`` and failed with
+    ``FileNotFoundError: c.zip``. Here a path with an extension is the file written
+    (any extension; the file is sktime's zip), and a path without one gets ``.zip``
+    appended, as in sktime, so that ``sktime.base.load("c")`` finds ``c.zip``. Load the file
+    with ``sktime.base.load(Path(path))`` (a ``Path``: a ``str`` makes sktime append
+    ``.zip``). The fitted core estimator, ``estimator_``, saves to sktspt's own format
+    (no pickle) with ``estimator_.save(path)``, loaded by ``sktspt.load``.
+    """
+
+    def save(self, path=None, serialization_format="pickle"):
+        if path is None:
+            return super().save(None, serialization_format)
+        import os
+        import tempfile
+        from pathlib import Path
+        from zipfile import ZipFile
+
+        if not isinstance(path, str | Path):
+            raise TypeError(f"path must be a str or a Path, got {type(path).__name__}.")
+        target = Path(path)
+        if not target.suffix:
+            target = target.with_name(target.name + ".zip")
+        folder = target.parent if str(target.parent) else Path(".")
+        if not folder.is_dir():
+            raise FileNotFoundError(f"Cannot save to {str(target)!r}: no folder {str(folder)!r}.")
+        with tempfile.TemporaryDirectory(dir=folder) as tmp:
+            super().save(Path(tmp) / "estimator", serialization_format).close()
+            os.replace(Path(tmp) / "estimator.zip", target)
+        return ZipFile(target)
+
+
 @document_parameters()
-class SPTClassifierSktime(ParameterHints, BaseClassifier):
+class SPTClassifierSktime(_SavedWhereAsked, ParameterHints, BaseClassifier):
     """:class:`~sktspt.SPTClassifier` as an sktime classifier.
 
     Self-pretrains a transformer on the training series (masked reconstruction),
@@ -242,7 +277,7 @@ class SPTClassifierSktime(ParameterHints, BaseClassifier):
 
 
 @document_parameters(REGRESSOR_DOCS)
-class SPTRegressorSktime(ParameterHints, BaseRegressor):
+class SPTRegressorSktime(_SavedWhereAsked, ParameterHints, BaseRegressor):
     """:class:`~sktspt.SPTRegressor` as an sktime regressor.
 
     Self-pretrains a transformer on the training series (masked reconstruction), then
@@ -425,7 +460,7 @@ class SPTRegressorSktime(ParameterHints, BaseRegressor):
 
 
 @document_parameters(PRETRAINER_DOCS)
-class SPTTransformerSktime(ParameterHints, BaseTransformer):
+class SPTTransformerSktime(_SavedWhereAsked, ParameterHints, BaseTransformer):
     """:class:`~sktspt.SPTPretrainer` as an sktime transformer: a panel in, embeddings out.
 
     ``fit`` self-pretrains a transformer encoder on the series (masked

@@ -13,6 +13,48 @@ torch.set_num_threads(1)
 
 ROOT = Path(__file__).resolve().parents[1]
 
+#: The fast subset, ``python -m pytest -m "not slow"``, leaves these out: whole files that
+#: start processes, run scripts or check every estimator convention, and single tests of
+#: several seconds each (measured with ``--durations``). ``tests/test_entry_points.py``
+#: keeps every public entry point in the fast subset; CI runs the whole suite.
+SLOW_FILES = frozenset({
+    "test_sklearn_checks.py", "test_docs.py", "test_speed.py",
+    "test_benchmark_robust.py", "test_benchmark_labels.py", "test_benchmark_regression.py",
+    "test_distributed.py", "test_resume.py", "test_reproducibility.py",
+    "test_reliability_iii.py", "test_cost_script.py", "test_compress_script.py",
+    "test_ensemble_cost_script.py", "test_ridge_probe_script.py", "test_rotation_probe_script.py",
+    "test_sweep_script.py", "test_tune_script.py", "test_extremes_probe.py",
+})
+SLOW_TESTS = frozenset({
+    "test_estimators.py::test_defaults_hold_at_the_archive_extremes",
+    "test_estimators.py::test_pretrainer_loss_falls_well_below_first_epoch",
+    "test_estimators.py::test_beats_chance_on_gunpoint",
+    "test_unequal_length.py::test_plaid_subset_from_nested_pandas",
+    "test_unequal_length.py::test_japanese_vowels_from_nested_pandas",
+    "test_bad_input.py::test_any_labels_fail_cleanly_or_work",
+    "test_bad_input.py::test_predict_on_more_series_than_a_batch_matches_chunks",
+    "test_bad_input.py::test_any_constant_level_stays_finite",
+    "test_params.py::test_deprecated_max_epochs_warns_and_fits_as_pretrain_epochs",
+    "test_params.py::test_every_parameter_is_validated_at_fit",
+    "test_sktime.py::test_sktime_check_estimator",
+    "test_sktime.py::test_core_import_does_not_load_sktime_base_classes",
+    "test_benchmark.py::test_tiny_run_writes_csv_md_png_and_docs",
+    "test_benchmark.py::test_module_runs_as_a_script_with_process_workers",
+    "test_precision.py::test_bfloat16_accuracy_within_seed_noise_of_float32",
+    "test_precision.py::test_bfloat16_really_autocasts",
+    "test_self_training.py::test_self_training_is_seeded_and_works_from_scratch_and_with_weights",
+    "test_rocket_tokenizer.py::"
+    "test_classifier_fits_draws_thresholds_from_its_data_and_is_reproducible",
+})
+
+
+def pytest_collection_modifyitems(config, items):
+    slow = pytest.mark.slow
+    for item in items:
+        name = f"{item.path.name}::{item.originalname}"
+        if item.path.name in SLOW_FILES or name in SLOW_TESTS:
+            item.add_marker(slow)
+
 
 def load_benchmark(name: str):
     """Import ``benchmarks/<name>.py`` (a script folder, not a package) as a module.

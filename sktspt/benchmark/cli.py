@@ -29,7 +29,8 @@ from .datasets import (
 )
 from .models import DEFAULT_MODELS, DEFAULT_REGRESSION_MODELS, MODELS, registry
 
-__all__ = ["FULL_SEEDS", "QUICK", "QUICK_REGRESSION", "build_parser", "main",
+__all__ = ["DEFAULT_OUTPUT", "FULL_SEEDS", "QUICK", "QUICK_OUTPUT", "QUICK_REGRESSION",
+           "build_parser", "compile_first", "interrupted_message", "main", "output_folder",
            "resolve_options"]
 
 #: ``sktspt.benchmark.run.BACKENDS``, spelled out so that ``--help`` does not load pandas.
@@ -40,6 +41,16 @@ QUICK = dict(
 #: ``--quick --task regression``: the smaller shipped TSER problem, otherwise as QUICK.
 QUICK_REGRESSION = dict(QUICK, datasets=("Covid3Month",))
 FULL_SEEDS = 3
+#: Where results go: ``--quick``'s smoke test has its own folder, so that its page is never
+#: taken for (or overwrites) a real run's.
+DEFAULT_OUTPUT = "results"
+QUICK_OUTPUT = "results/quick"
+#: The note ``--quick`` puts under the title of its page.
+SMOKE_NOTE = (
+    "> **Smoke test, not a benchmark.** Made with `--quick`: a few epochs on two small "
+    "datasets, one seed, to check that the pipeline runs. Its accuracies say nothing about "
+    "the models; see `docs/results.md` for a real run.\n"
+)
 # Options set by the benchmark itself; --model-params may not override them.
 _CONTROLLED = frozenset({"random_state", "pretrain_epochs", "max_epochs", "depth"})
 
@@ -147,8 +158,15 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"models (default: {', '.join(DEFAULT_MODELS)}; also available: "
              f"{', '.join(m for m in MODELS if m not in DEFAULT_MODELS)}; for regression: "
              f"{', '.join(DEFAULT_REGRESSION_MODELS)})")
-    add("--seeds", nargs="+", metavar="N",
-        help=f"a count (3 -> seeds 0,1,2) or a list of two or more seeds (default {FULL_SEEDS})")
+    seeds = parser.add_mutually_exclusive_group()
+    seeds.add_argument(
+        "--seeds", nargs="+", metavar="N",
+        help=f"a count (3 -> seeds 0,1,2) or a list of two or more seeds (default {FULL_SEEDS}); "
+             "for one seed other than 0, --seed-list")
+    seeds.add_argument(
+        "--seed-list", nargs="+", metavar="SEED",
+        help="the seeds themselves, never a count: --seed-list 5 runs seed 5 alone, "
+             "--seed-list 0 1 2 the default three")
     add("--pretrain-epochs", type=_epochs,
         help="self-pretraining epochs, or 'auto' (default: SPTClassifier's)")
     add("--epochs", type=_epochs, help="fine-tuning epochs, or 'auto' (default: SPTClassifier's)")
@@ -162,7 +180,8 @@ def build_parser() -> argparse.ArgumentParser:
     add("--model-params", nargs="+", default=[], metavar="KEY=VALUE",
         help="extra SPTClassifier parameters (SPTRegressor's for regression) for every "
              "neural model, e.g. d_model=32")
-    add("--output", default="results", type=Path, help="output folder (default results/)")
+    add("--output", type=Path,
+        help=f"output folder (default {DEFAULT_OUTPUT}/, and {QUICK_OUTPUT}/ with --quick)")
     add("--resume", action="store_true",
         help="continue the run whose results.csv is in --output: skip the fits already "
              "there (failed ones run again); without it an existing results.csv is moved to "
@@ -173,7 +192,9 @@ def build_parser() -> argparse.ArgumentParser:
     add("--quick", action="store_true",
         help="a smoke test of the whole pipeline, not a benchmark (about half a minute on 2 "
         "cores with the default models): " + ", ".join(QUICK["datasets"]) + f", seed 0, "
-        f"{QUICK['pretrain_epochs']}+{QUICK['epochs']} epochs (explicit options win)")
+        f"{QUICK['pretrain_epochs']}+{QUICK['epochs']} epochs (explicit options win); "
+        f"writes to {QUICK_OUTPUT}/ unless --output says otherwise, and its page says it is "
+        "a smoke test")
     add("--n-jobs", type=int, default=1,
         help="parallel fits (-1: all cores, or all cluster workers)")
     add("--threads", type=int, metavar="N",
@@ -236,7 +257,13 @@ def resolve_options(args: argparse.Namespace, parser: argparse.ArgumentParser) -
                 + (" for regression" if task == "regression" else "")
                 + f"; choose from {', '.join(known)}."
             )
-        if args.seeds is None:
+        if getattr(args, "seed_list", None) is not None:
+            seeds = _ints(args.seed_list, "--seed-list")
+            if len(set(seeds)) != len(seeds) or min(seeds) < 0:
+                raise argparse.ArgumentTypeError(
+                    f"--seed-list must be distinct non-negative integers, got {seeds}."
+                )
+        elif args.seeds is None:
             seeds = list(quick.get("seeds", range(FULL_SEEDS)))
         else:
             seeds = _ints(args.seeds, "--seeds")
@@ -380,9 +407,105 @@ def _open_results(out: Path, jobs, resume: bool, task: str = "classification"):
     return store, todo
 
 
+def output_folder(args: argparse.Namespace) -> Path:
+    """``--output``, or the default folder: ``results/``, ``results/quick/`` for ``--quick``."""
+    if args.output is not None:
+        return Path(args.output)
+    return Path(QUICK_OUTPUT if args.quick else DEFAULT_OUTPUT)
+
+
+def _smoke_test_page(page, **kwargs) -> str:
+    """``--quick``'s page: the note that it is a smoke test under the title."""
+    title, _, rest = page(**kwargs).partition("\n")
+    return f"{title}\n\n{SMOKE_NOTE}{rest}"
+
+
+def same_subset_note(datasets, fractions, seeds, data_dir: str | None) -> str:
+    """A line for the few-labels page naming the datasets whose rows repeat: where two label
+    fractions keep the same labelled series for every seed (the floor of one series per
+    class), their fits are the same and so are their rows. Empty where none repeat."""
+    import numpy as np
+
+    from .datasets import load_dataset
+    from .labels import labelled_subset
+
+    fractions = sorted(f for f in fractions if f is not None)
+    repeats = []
+    for name in datasets:
+        y = load_dataset(name, data_dir)[1]
+        for low, high in zip(fractions, fractions[1:]):
+            if all(np.array_equal(labelled_subset(y, low, s), labelled_subset(y, high, s))
+                   for s in seeds):
+                repeats.append(f"{name} at {low:.0%} and {high:.0%}")
+    if not repeats:
+        return ""
+    return ("- Identical rows: " + "; ".join(repeats) + ". At both fractions each class keeps "
+            "the same labelled series (at least one series per class, and the smaller "
+            "fraction's subset is part of the larger's), so the fits and their accuracies "
+            "are the same.\n")
+
+
+def _with_note(page, note: str, **kwargs) -> str:
+    """The page with ``note`` after its list of settings (the first blank line after it)."""
+    text = page(**kwargs)
+    at = text.index("\n\n## ") + 1 if "\n\n## " in text else len(text)
+    return text[:at] + note + text[at:]
+
+
+def interrupted_message(argv: Sequence[str], results: Path, n_rows: int) -> str:
+    """What Ctrl-C prints: where the finished fits are and the command that continues."""
+    again = shlex.join(["python", "-m", "sktspt.benchmark", *argv,
+                        *([] if "--resume" in argv else ["--resume"])])
+    return (f"\ninterrupted: {_plural(n_rows, 'finished fit')} {'is' if n_rows == 1 else 'are'} "
+            f"in {results}. To continue where this run stopped, run\n  {again}")
+
+
+def compile_first(todo, models, data_dir: str | None) -> None:
+    """Compile MiniRocket's numba code before the progress bar starts, as its own step.
+
+    Its first call compiles for a minute or more on a busy machine; inside the run, the bar
+    sat still through it and then showed a fit of half a second. sktime's kernels cache
+    their machine code on disk (``cache=True``), so the workers' warm-up fits load it.
+    Nothing to do where no job's model has ``warmup``. A compile that fails is left to the
+    fits, which report it.
+    """
+    warm = [j for j in todo if models[j.model].warmup]
+    if not warm:
+        return
+    import numpy as np
+
+    from .datasets import load_dataset
+    from .minirocket import MiniRocketFeatures
+
+    multivariate = sorted({load_dataset(name, data_dir)[-1].n_channels > 1
+                           for name in dict.fromkeys(j.dataset for j in warm)})
+    print("compiling MiniRocket's numba code before the first fit (numba caches it on disk; "
+          "a minute or more the first time)...", end=" ", file=sys.stderr, flush=True)
+    t0 = time.perf_counter()
+    try:
+        for multi in multivariate:
+            X = np.random.default_rng(0).normal(size=(4, 2 if multi else 1, 32))
+            features = MiniRocketFeatures()
+            features.fit_transform(X.astype(np.float32))
+            features.transform(X.astype(np.float32))
+    except Exception as exc:  # noqa: BLE001 - the fits report a real problem
+        print(f"failed ({type(exc).__name__}); the fits compile it instead", file=sys.stderr)
+        return
+    print(f"done in {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the benchmark from the command line; 0 when every job succeeded, else 1."""
+    """Run the benchmark from the command line; 0 when every job succeeded, else 1
+    (130 when interrupted with Ctrl-C: the finished fits are kept for ``--resume``)."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # before or after the fits: nothing to resume or lose
+        print("\ninterrupted.", file=sys.stderr)
+        return 130
+
+
+def _main(argv: list[str]) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     opts = resolve_options(args, parser)
@@ -407,16 +530,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not jobs:
         parser.error("no jobs to run: the chosen models do not apply to the chosen datasets.")
     print(banner(jobs, opts, skipped, args.backend, args.n_jobs), file=sys.stderr)
-    out = Path(args.output)
+    out = output_folder(args)
     out.mkdir(parents=True, exist_ok=True)
     try:
         store, todo = _open_results(out, jobs, args.resume, opts.task)
     except ValueError as exc:
         parser.error(str(exc))
     if todo:
-        run_benchmark(todo, models, opts.pretrain_epochs, opts.epochs, opts.params,
-                      n_jobs=args.n_jobs, backend=args.backend, scheduler=args.scheduler,
-                      progress=not args.no_progress, threads=opts.threads, results_file=store)
+        try:
+            compile_first(todo, models, opts.data_dir)
+            run_benchmark(todo, models, opts.pretrain_epochs, opts.epochs, opts.params,
+                          n_jobs=args.n_jobs, backend=args.backend, scheduler=args.scheduler,
+                          progress=not args.no_progress, threads=opts.threads,
+                          results_file=store)
+        except KeyboardInterrupt:
+            print(interrupted_message(argv, store.path, len(store.read())), file=sys.stderr)
+            return 130
     duration = time.perf_counter() - t0
 
     # The tables and figures come from results.csv: this run's rows and any it resumed.
@@ -441,6 +570,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     page = partial(markdown_page, results, command, started, duration, settings,
                    skipped=skipped)
+    if args.quick:
+        page = partial(_smoke_test_page, page)
+    if opts.label_fractions != [None]:
+        note = same_subset_note(opts.datasets, opts.label_fractions, opts.seeds, opts.data_dir)
+        if note:
+            page = partial(_with_note, page, note)
     figures = write_figures(results, out)
     (out / "results.md").write_text(page(figures=figures))
     if args.write_docs is not None:
