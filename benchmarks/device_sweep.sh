@@ -10,10 +10,10 @@
 # cores in 45-170 s, against about 20 s a fold on one core of an idle 2-core host. Either way
 # a 15-minute lease holds about 50-100 fits: plan for one or two configs against the
 # defaults on a few datasets, not a grid. The defaults must be scored in the same sweep: on
-# a GPU `precision="auto"` trains in bfloat16, so CPU rows of docs/tuning.md are no baseline.
+# a GPU `precision="auto"` trains in bfloat16, so CPU rows of docs/tuning-history.md are no baseline.
 #
 # skorch and sktime are not on the device machine's image: carry them as wheels in .whl/
-# (docs/tuning.md, "Sweeps on a GPU"); the package itself is read from the working tree.
+# (docs/tuning-history.md, "Sweeps on the device machine"); the package itself is read from the working tree.
 # Environment: DATASETS (default: four development sets), SEEDS (CV seeds, "0 1"), WORKERS
 # (15), DEVICE (cuda), LIMIT (seconds before the sweep stops waiting, 480), OUT (where
 # sweep.csv and sweep.log go; the device tool sets it, else results/device).

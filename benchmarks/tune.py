@@ -65,7 +65,7 @@ CONFIGS.update({
 })
 # Round 8: single changes to the defaults, aimed at fine-tuning and at over-fitting (every
 # default fit reaches 100 % training accuracy). r8_base re-scores the defaults at HEAD. The
-# other round-8 rows of docs/tuning.md were prototype switches not kept in the code.
+# other round-8 rows of docs/tuning-history.md were prototype switches not kept in the code.
 CONFIGS.update({
     "r8_base": dict(CONFIGS["r6_ratio50"]),
     "r8_lld": {**CONFIGS["r6_ratio50"], "layer_decay": 0.75},

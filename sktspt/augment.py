@@ -34,7 +34,7 @@ __all__ = ["AUGMENTS", "MIXUP_KINDS", "Augmentation", "lag1_autocorrelation", "m
 #: ``mixup="auto"`` mixes with this ``alpha`` wherever the kind of mix suits the training
 #: series: a blend where the median lag-1 autocorrelation is at least :data:`SMOOTH_LAG1`
 #: (a blend of two smooth series is another plausible smooth series, a blend of two noisy
-#: spectra, ACSF1, is not: ``docs/tuning.md``, rounds 17-18), a window (CutMix) anywhere.
+#: spectra, ACSF1, is not: ``docs/tuning-history.md``, rounds 17-18), a window (CutMix) anywhere.
 #: ``mixup_kind="auto"`` blends smooth series and cuts the others (round 20).
 AUTO_MIXUP_ALPHA = 0.4
 SMOOTH_LAG1 = 0.9

@@ -102,8 +102,8 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
     #: set of fewer than 160 series (at batch 16) a phase runs at most a tenth of its step
     #: budget in epochs (50 pretraining, 150 fine-tuning by default) instead of the whole
     #: budget: on small sets the extra epochs cost time without accuracy
-    #: (``docs/tuning.md``, round 42). Where pretraining also sees ``X_unlabeled`` its epochs
-    #: count on all its series.
+    #: (``docs/tuning-history.md``, round 42). Where pretraining also sees ``X_unlabeled``
+    #: its epochs count on all its series.
     _auto_min_batches = 10
 
     _parameter_constraints: dict = {

@@ -1,7 +1,7 @@
 """Is a series' start point arbitrary? Training-data evidence for ``augment="auto"``.
 
 Rolled training series (``augment="roll"``) gained OSULeaf 4-7.5 points in training-split
-CV and cost ACSF1 13 and ArrowHead 8 (``docs/tuning.md``, round 25), so whether to roll is
+CV and cost ACSF1 13 and ArrowHead 8 (``docs/tuning-history.md``, round 25), so whether to roll is
 a property of the task, decided here from the training data in two steps:
 
 1. :func:`alignment_gain`, a screen that costs about a second: leave-one-out 1-NN on

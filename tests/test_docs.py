@@ -53,7 +53,7 @@ def test_sphinx_site_builds_without_warnings(tmp_path):
     )
     assert done.returncode == 0, done.stderr[-4000:]
     for page in ("index", "user_guide", "api", "examples", "benchmark", "results",
-                 "performance", "proximity"):
+                 "performance", "proximity", "tuning", "tuning-history"):
         assert (out / f"{page}.html").exists(), page
     api = (out / "api.html").read_text()
     # The reference comes from the docstrings (numpydoc sections rendered).

@@ -2,7 +2,7 @@
 
 3-fold CV (shuffled, seed 0) on each dataset's training split only; the test split is not
 read. Prints each setting's RMSE per fold and its mean, one torch thread per fit, two
-fits at a time. Findings: docs/tuning.md, "Regression, round R1".
+fits at a time. Findings: docs/tuning-history.md, "Regression, round R1".
 
     python benchmarks/probes/regression_cv.py
 """

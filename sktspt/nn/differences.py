@@ -9,7 +9,7 @@ input, inside the network, so that
   pretraining's masks stay hidden in every view, and no slope gives a hidden value away;
 - pretraining reconstructs the hidden slopes as well as the hidden values
   (:meth:`~sktspt.nn.heads.ReconstructionModel.targets`). Reconstructing the values alone
-  lost 3–5 points in training-split CV (``docs/tuning.md``, round 16): the slopes then
+  lost 3–5 points in training-split CV (``docs/tuning-history.md``, round 16): the slopes then
   only make the task easier, and asking for them is what teaches shape;
 - each channel's differences are divided by their root mean square over the training
   panel (:meth:`DifferenceView.fit_panel`, through

@@ -96,7 +96,7 @@ class ConvEmbedding(nn.Module):
 
     On CPU the convolutions were the costliest step of a fit on long series; as
     products, a fit on ACSF1 (1,460 steps) takes 18 % less time and one on PLAID 7 %
-    (``docs/tuning.md``, round 21).
+    (``docs/tuning-history.md``, round 21).
     """
 
     def __init__(self, n_channels: int, patch_size: int, d_model: int,
