@@ -279,7 +279,8 @@ def cost_lines(results: pd.DataFrame, wall_s: float | None) -> list[str]:
 def archive_page(results: pd.DataFrame, published: pd.DataFrame, facts: pd.DataFrame,
                  command: str, started: datetime.datetime, duration_s: float,
                  figure: str | None = None, wall_s: float | None = None,
-                 depth_results: pd.DataFrame | None = None) -> str:
+                 depth_results: pd.DataFrame | None = None,
+                 run_command: str | None = None) -> str:
     """The archive page's Markdown."""
     from .report import provenance
 
@@ -299,6 +300,7 @@ def archive_page(results: pd.DataFrame, published: pd.DataFrame, facts: pd.DataF
         "tsml-eval's fold-0 accuracies (" + ", ".join(published.columns) + "), which cover "
         f"{int(published.reindex(names).notna().all(axis=1).sum())} of these datasets (not "
         "the unequal-length and missing-value sets).",
+        *([f"- Run: `{run_command}`"] if run_command else []),
         _shaping(names),
         f"- Completed: {int(done.sum())} of {len(names)} datasets with all three of our models"
         + (f"; {len(failed)} failed fits: " + ", ".join(
@@ -398,6 +400,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "docs/results-archive.md (its figure beside it, stem + -cd.png)")
     p.add_argument("--wall-s", type=float, default=None,
                    help="the run's wall-clock seconds, if known")
+    p.add_argument("--run-command", default=None,
+                   help="the benchmark command that wrote --results, for the page's record")
     p.add_argument("--depth-results", default=None,
                    help="results.csv of a depth study (--depth 3 6) of spt-span and scratch "
                         "on the ECG and EOG sets, for the page's section on depth")
@@ -423,7 +427,7 @@ def main(argv: Sequence[str] | None = None) -> int:
              pd.read_csv(args.depth_results, keep_default_na=False, na_values=[""]))
     text = archive_page(results, published, facts, command, started, duration,
                         figure=None if why else figure.name, wall_s=args.wall_s,
-                        depth_results=depth)
+                        depth_results=depth, run_command=args.run_command)
     page.write_text(text)
     print(f"Wrote {page}" + ("" if why else f" and {figure}"))
     return 0
