@@ -321,8 +321,9 @@ def shaping_line(datasets: Sequence[str]) -> str:
     if seen:
         parts.append(f"{listed(seen)} {'were' if len(seen) > 1 else 'was'} held out, but "
                      "the roll rule of `augment=\"auto\"` was written after reading "
-                     f"{'their' if len(seen) > 1 else 'its'} test scores (`docs/tuning-history.md`, "
-                     "round 32), so it is not out of sample for that rule")
+                     f"{'their' if len(seen) > 1 else 'its'} test scores "
+                     "(`docs/tuning-history.md`, round 32), so it is not out of sample for "
+                     "that rule")
     if other:
         parts.append(f"{listed(other)} {'are' if len(other) > 1 else 'is'} not part of the "
                      "package's tuning")
