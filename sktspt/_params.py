@@ -773,7 +773,8 @@ def document_parameters(docs: Mapping[str, tuple[str, str]] | None = None):
 
     Names and defaults come from the class's ``__init__``; types and texts from
     :data:`PARAMETER_DOCS`, with ``docs`` taking precedence. A parameter without a text
-    is an error at import.
+    is an error at import. The class keeps the merged table as ``_parameter_docs``, from
+    which the sktime adapters document the same parameters.
     """
     table = {**PARAMETER_DOCS, **(docs or {})}
 
@@ -785,6 +786,7 @@ def document_parameters(docs: Mapping[str, tuple[str, str]] | None = None):
             cls.__doc__ = _MARK.sub(
                 lambda m: parameters_section(cls, table, m.group(1)), cls.__doc__, count=1
             )
+        cls._parameter_docs = table
         return cls
 
     return decorate

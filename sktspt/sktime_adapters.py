@@ -8,6 +8,22 @@ inherit from sktime's base classes because sktime's ``fit`` calls ``reset()``, w
 wipes non-parameter state, and because the core should not import sktime at import
 time. This module is imported lazily by ``sktspt.__getattr__``.
 
+How an adapter gets its parameters: from its estimator, written nowhere here.
+:func:`_takes_the_parameters_of` gives each adapter an ``__init__`` whose signature
+(``__signature__``) is its estimator's, less the parameters that cannot apply in sktime,
+and which stores the arguments as given, defaults from that signature, as scikit-learn
+requires. scikit-learn and sktime (skbase) read parameter names and defaults from
+``inspect.signature(cls.__init__)``, which honours ``__signature__``, so ``get_params``,
+``set_params``, ``clone``, ``reset``, the repr and the "Parameters" section of the
+docstring (from the estimator's own doc table) all see the estimator's parameters; a new
+parameter of an estimator is a parameter of its adapter without an edit here.
+
+Why not sktime's delegation mixins (``_DelegatedClassifier`` and its siblings): they
+forward ``_fit``/``_predict`` to an sktime estimator already built in ``__init__`` as
+``estimator_``, and leave ``get_params``/``set_params`` and the signature to the subclass,
+which still writes every parameter out (as ``RocketClassifier`` does). They save the
+two-line ``_fit``/``_predict`` here, not the parameter list.
+
 Unequal lengths and missing values need no conversion here: sktime hands over a 3D
 array (equal length) or a list of ``(time, channel)`` data frames (unequal length),
 and the core codes both gaps and padding as NaN.
@@ -15,13 +31,16 @@ and the core codes both gaps and padding as NaN.
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
 from sktime.classification.base import BaseClassifier
 from sktime.regression.base import BaseRegressor
 from sktime.transformations.base import BaseTransformer
 
-from ._params import PRETRAINER_DOCS, REGRESSOR_DOCS, ParameterHints, document_parameters
+from ._params import ParameterHints, document_parameters
 from .classifier import SPTClassifier
 from .pretrainer import SPTPretrainer
 from .regressor import SPTRegressor
@@ -46,6 +65,37 @@ _SHARED_TAGS = {
 }
 
 _TINY = dict(depth=1, n_heads=2, dim_feedforward=16, dropout=0.0, batch_size=8)
+
+
+def _takes_the_parameters_of(estimator: type, less: Sequence[str] = ()):
+    """Class decorator: the adapter's parameters and their docs are ``estimator``'s.
+
+    Gives the class an ``__init__`` with the signature of ``estimator.__init__`` less the
+    parameters in ``less``, which stores each argument under its name (defaults from that
+    signature) and then calls the sktime base class's ``__init__``; and fills the
+    docstring's ``<parameters>`` from the estimator's doc table.
+    """
+    signature = inspect.signature(estimator.__init__)
+    if unknown := set(less) - set(signature.parameters):
+        raise RuntimeError(f"{estimator.__name__} has no parameters {sorted(unknown)}.")
+    signature = signature.replace(
+        parameters=[p for p in signature.parameters.values() if p.name not in less])
+
+    def decorate(cls: type) -> type:
+        def __init__(self, *args, **kwargs) -> None:
+            arguments = signature.bind(self, *args, **kwargs)
+            arguments.apply_defaults()
+            for name, value in arguments.arguments.items():
+                if name != "self":
+                    setattr(self, name, value)
+            super(cls, self).__init__()
+
+        __init__.__signature__ = signature
+        __init__.__qualname__ = f"{cls.__qualname__}.__init__"
+        cls.__init__ = __init__
+        return document_parameters(estimator._parameter_docs)(cls)
+
+    return decorate
 
 
 class _SavedWhereAsked:
@@ -83,7 +133,7 @@ class _SavedWhereAsked:
         return ZipFile(target)
 
 
-@document_parameters()
+@_takes_the_parameters_of(SPTClassifier, less=("warm_start", "self_training"))
 class SPTClassifierSktime(_SavedWhereAsked, ParameterHints, BaseClassifier):
     """:class:`~sktspt.SPTClassifier` as an sktime classifier.
 
@@ -93,10 +143,10 @@ class SPTClassifierSktime(_SavedWhereAsked, ParameterHints, BaseClassifier):
     pipelines and tuners. Accepts any sktime Panel input, multivariate, of unequal
     length and with missing values (NaN).
 
-    The parameters and their defaults are those of :class:`~sktspt.SPTClassifier`
-    (a test keeps the two signatures equal), less ``warm_start``: sktime's ``fit``
-    resets the estimator, so there is nothing to continue; and less ``self_training``,
-    which needs series without labels that sktime's ``fit`` has no place for.
+    The parameters and their defaults are those of :class:`~sktspt.SPTClassifier`,
+    taken from its signature, less ``warm_start``: sktime's ``fit`` resets the estimator,
+    so there is nothing to continue; and less ``self_training``, which needs series
+    without labels that sktime's ``fit`` has no place for.
 
     <parameters>
 
@@ -124,122 +174,6 @@ class SPTClassifierSktime(_SavedWhereAsked, ParameterHints, BaseClassifier):
         "capability:class_weight": True,
         "y_inner_mtype": "numpy1D",
     }
-
-    def __init__(
-        self,
-        depth=3,
-        d_model=64,
-        n_heads=4,
-        dim_feedforward=128,
-        *,
-        dropout=0.1,
-        patch_size="auto",
-        tokenizer="rocket",
-        differences=0,
-        positional="sinusoidal",
-        architecture="transformer",
-        normalize="auto",
-        masking="span",
-        mask_ratio=0.7,
-        mask_ratio_spread=0.25,
-        mean_span=None,
-        pretrain_objective="masked",
-        sigreg_lambda=0.05,
-        pretrain_epochs="auto",
-        max_epochs="auto",
-        auto_steps=1000,
-        pretrain_share=0.25,
-        lr=1e-3,
-        warmup="auto",
-        weight_decay=0.01,
-        batch_size=16,
-        label_smoothing=0.1,
-        layer_decay=1.0,
-        reinit_layers=0,
-        augment="auto",
-        mixup="auto",
-        mixup_kind="auto",
-        validation_fraction=0.0,
-        patience=None,
-        pretrainer=None,
-        callbacks=None,
-        device="cpu",
-        random_state=None,
-        verbose=0,
-        checkpoint_dir=None,
-        n_estimators=1,
-        n_threads=None,
-        class_weight=None,
-        mask_channels=None,
-        pretrain_crops=None,
-        pretrain_callbacks=None,
-        exit_loss_weight=0.0,
-        early_exit=None,
-        min_exit_layer=2,
-        attention="dense",
-        lighthouse_levels=3,
-        lighthouse_pool=4,
-        lighthouse_topk=8,
-        lighthouse_recovery=0.1,
-        precision="auto",
-        cache_features=False,
-    ) -> None:
-        self.depth = depth
-        self.d_model = d_model
-        self.n_heads = n_heads
-        self.dim_feedforward = dim_feedforward
-        self.dropout = dropout
-        self.patch_size = patch_size
-        self.tokenizer = tokenizer
-        self.differences = differences
-        self.positional = positional
-        self.architecture = architecture
-        self.normalize = normalize
-        self.masking = masking
-        self.mask_ratio = mask_ratio
-        self.mask_ratio_spread = mask_ratio_spread
-        self.mean_span = mean_span
-        self.pretrain_objective = pretrain_objective
-        self.sigreg_lambda = sigreg_lambda
-        self.pretrain_epochs = pretrain_epochs
-        self.max_epochs = max_epochs
-        self.auto_steps = auto_steps
-        self.pretrain_share = pretrain_share
-        self.lr = lr
-        self.warmup = warmup
-        self.weight_decay = weight_decay
-        self.batch_size = batch_size
-        self.label_smoothing = label_smoothing
-        self.layer_decay = layer_decay
-        self.reinit_layers = reinit_layers
-        self.augment = augment
-        self.mixup = mixup
-        self.mixup_kind = mixup_kind
-        self.validation_fraction = validation_fraction
-        self.patience = patience
-        self.pretrainer = pretrainer
-        self.callbacks = callbacks
-        self.device = device
-        self.random_state = random_state
-        self.verbose = verbose
-        self.checkpoint_dir = checkpoint_dir
-        self.n_estimators = n_estimators
-        self.n_threads = n_threads
-        self.class_weight = class_weight
-        self.mask_channels = mask_channels
-        self.pretrain_crops = pretrain_crops
-        self.pretrain_callbacks = pretrain_callbacks
-        self.exit_loss_weight = exit_loss_weight
-        self.early_exit = early_exit
-        self.min_exit_layer = min_exit_layer
-        self.attention = attention
-        self.lighthouse_levels = lighthouse_levels
-        self.lighthouse_pool = lighthouse_pool
-        self.lighthouse_topk = lighthouse_topk
-        self.lighthouse_recovery = lighthouse_recovery
-        self.precision = precision
-        self.cache_features = cache_features
-        super().__init__()
 
     def _fit(self, X, y) -> SPTClassifierSktime:
         self.estimator_ = SPTClassifier(**self.get_params(deep=False)).fit(X, y)
@@ -276,7 +210,7 @@ class SPTClassifierSktime(_SavedWhereAsked, ParameterHints, BaseClassifier):
         ]
 
 
-@document_parameters(REGRESSOR_DOCS)
+@_takes_the_parameters_of(SPTRegressor, less=("warm_start",))
 class SPTRegressorSktime(_SavedWhereAsked, ParameterHints, BaseRegressor):
     """:class:`~sktspt.SPTRegressor` as an sktime regressor.
 
@@ -287,9 +221,9 @@ class SPTRegressorSktime(_SavedWhereAsked, ParameterHints, BaseRegressor):
     missing values (NaN), and several targets at once (``y`` with several columns is
     fitted by one network, not one per column).
 
-    The parameters and their defaults are those of :class:`~sktspt.SPTRegressor`
-    (a test keeps the two signatures equal), less ``warm_start``: sktime's ``fit`` resets
-    the estimator, so there is nothing to continue.
+    The parameters and their defaults are those of :class:`~sktspt.SPTRegressor`,
+    taken from its signature, less ``warm_start``: sktime's ``fit`` resets the estimator,
+    so there is nothing to continue.
 
     <parameters>
 
@@ -317,114 +251,6 @@ class SPTRegressorSktime(_SavedWhereAsked, ParameterHints, BaseRegressor):
         "capability:multioutput": True,
         "y_inner_mtype": "numpy2D",
     }
-
-    def __init__(
-        self,
-        depth=3,
-        d_model=64,
-        n_heads=4,
-        dim_feedforward=128,
-        *,
-        dropout=0.1,
-        patch_size="auto",
-        tokenizer="rocket",
-        differences=0,
-        positional="sinusoidal",
-        architecture="transformer",
-        normalize="auto",
-        masking="span",
-        mask_ratio=0.7,
-        mask_ratio_spread=0.25,
-        mean_span=None,
-        pretrain_objective="masked",
-        sigreg_lambda=0.05,
-        pretrain_epochs="auto",
-        max_epochs="auto",
-        auto_steps=1000,
-        pretrain_share=0.25,
-        lr=0.001,
-        warmup="auto",
-        weight_decay=0.01,
-        batch_size=16,
-        loss="squared_error",
-        layer_decay=1.0,
-        reinit_layers=0,
-        augment="auto",
-        mixup="auto",
-        mixup_kind="auto",
-        validation_fraction=0.0,
-        patience=None,
-        pretrainer=None,
-        callbacks=None,
-        device="cpu",
-        random_state=None,
-        verbose=0,
-        checkpoint_dir=None,
-        n_estimators=1,
-        n_threads=None,
-        mask_channels=None,
-        pretrain_crops=None,
-        pretrain_callbacks=None,
-        attention="dense",
-        lighthouse_levels=3,
-        lighthouse_pool=4,
-        lighthouse_topk=8,
-        lighthouse_recovery=0.1,
-        precision="auto",
-        cache_features=False,
-    ) -> None:
-        self.depth = depth
-        self.d_model = d_model
-        self.n_heads = n_heads
-        self.dim_feedforward = dim_feedforward
-        self.dropout = dropout
-        self.patch_size = patch_size
-        self.tokenizer = tokenizer
-        self.differences = differences
-        self.positional = positional
-        self.architecture = architecture
-        self.normalize = normalize
-        self.masking = masking
-        self.mask_ratio = mask_ratio
-        self.mask_ratio_spread = mask_ratio_spread
-        self.mean_span = mean_span
-        self.pretrain_objective = pretrain_objective
-        self.sigreg_lambda = sigreg_lambda
-        self.pretrain_epochs = pretrain_epochs
-        self.max_epochs = max_epochs
-        self.auto_steps = auto_steps
-        self.pretrain_share = pretrain_share
-        self.lr = lr
-        self.warmup = warmup
-        self.weight_decay = weight_decay
-        self.batch_size = batch_size
-        self.loss = loss
-        self.layer_decay = layer_decay
-        self.reinit_layers = reinit_layers
-        self.augment = augment
-        self.mixup = mixup
-        self.mixup_kind = mixup_kind
-        self.validation_fraction = validation_fraction
-        self.patience = patience
-        self.pretrainer = pretrainer
-        self.callbacks = callbacks
-        self.device = device
-        self.random_state = random_state
-        self.verbose = verbose
-        self.checkpoint_dir = checkpoint_dir
-        self.n_estimators = n_estimators
-        self.n_threads = n_threads
-        self.mask_channels = mask_channels
-        self.pretrain_crops = pretrain_crops
-        self.pretrain_callbacks = pretrain_callbacks
-        self.attention = attention
-        self.lighthouse_levels = lighthouse_levels
-        self.lighthouse_pool = lighthouse_pool
-        self.lighthouse_topk = lighthouse_topk
-        self.lighthouse_recovery = lighthouse_recovery
-        self.precision = precision
-        self.cache_features = cache_features
-        super().__init__()
 
     def _fit(self, X, y) -> SPTRegressorSktime:
         self.estimator_ = SPTRegressor(**self.get_params(deep=False)).fit(X, y)
@@ -459,7 +285,7 @@ class SPTRegressorSktime(_SavedWhereAsked, ParameterHints, BaseRegressor):
         ]
 
 
-@document_parameters(PRETRAINER_DOCS)
+@_takes_the_parameters_of(SPTPretrainer)
 class SPTTransformerSktime(_SavedWhereAsked, ParameterHints, BaseTransformer):
     """:class:`~sktspt.SPTPretrainer` as an sktime transformer: a panel in, embeddings out.
 
@@ -470,8 +296,8 @@ class SPTTransformerSktime(_SavedWhereAsked, ParameterHints, BaseTransformer):
     multivariate series of unequal length with missing values (NaN); the output has
     neither.
 
-    The parameters and their defaults are those of :class:`~sktspt.SPTPretrainer`
-    (a test keeps the two signatures equal).
+    The parameters and their defaults are those of :class:`~sktspt.SPTPretrainer`,
+    taken from its signature.
 
     <parameters>
 
@@ -504,94 +330,6 @@ class SPTTransformerSktime(_SavedWhereAsked, ParameterHints, BaseTransformer):
         "capability:unequal_length:removes": True,
         "capability:missing_values:removes": True,
     }
-
-    def __init__(
-        self,
-        depth=3,
-        d_model=64,
-        n_heads=4,
-        dim_feedforward=128,
-        *,
-        dropout=0.1,
-        patch_size="auto",
-        tokenizer="rocket",
-        differences=0,
-        positional="sinusoidal",
-        architecture="transformer",
-        normalize="auto",
-        masking="span",
-        mask_ratio=0.7,
-        mask_ratio_spread=0.25,
-        mean_span=None,
-        pretrain_objective="masked",
-        sigreg_lambda=0.05,
-        pretrain_epochs="auto",
-        max_epochs="deprecated",
-        auto_steps=1000,
-        lr=1e-3,
-        warmup="auto",
-        weight_decay=0.01,
-        batch_size=16,
-        augment="auto",
-        validation_fraction=0.0,
-        patience=None,
-        callbacks=None,
-        device="cpu",
-        random_state=None,
-        verbose=0,
-        checkpoint_dir=None,
-        n_threads=None,
-        mask_channels=None,
-        pretrain_crops=None,
-        attention="dense",
-        lighthouse_levels=3,
-        lighthouse_pool=4,
-        lighthouse_topk=8,
-        lighthouse_recovery=0.1,
-        precision="auto",
-    ) -> None:
-        self.depth = depth
-        self.d_model = d_model
-        self.n_heads = n_heads
-        self.dim_feedforward = dim_feedforward
-        self.dropout = dropout
-        self.patch_size = patch_size
-        self.tokenizer = tokenizer
-        self.differences = differences
-        self.positional = positional
-        self.architecture = architecture
-        self.normalize = normalize
-        self.masking = masking
-        self.mask_ratio = mask_ratio
-        self.mask_ratio_spread = mask_ratio_spread
-        self.mean_span = mean_span
-        self.pretrain_objective = pretrain_objective
-        self.sigreg_lambda = sigreg_lambda
-        self.pretrain_epochs = pretrain_epochs
-        self.max_epochs = max_epochs
-        self.auto_steps = auto_steps
-        self.lr = lr
-        self.warmup = warmup
-        self.weight_decay = weight_decay
-        self.batch_size = batch_size
-        self.augment = augment
-        self.validation_fraction = validation_fraction
-        self.patience = patience
-        self.callbacks = callbacks
-        self.device = device
-        self.random_state = random_state
-        self.verbose = verbose
-        self.checkpoint_dir = checkpoint_dir
-        self.n_threads = n_threads
-        self.mask_channels = mask_channels
-        self.pretrain_crops = pretrain_crops
-        self.attention = attention
-        self.lighthouse_levels = lighthouse_levels
-        self.lighthouse_pool = lighthouse_pool
-        self.lighthouse_topk = lighthouse_topk
-        self.lighthouse_recovery = lighthouse_recovery
-        self.precision = precision
-        super().__init__()
 
     def _fit(self, X, y=None) -> SPTTransformerSktime:
         self.estimator_ = SPTPretrainer(**self.get_params(deep=False)).fit(X)

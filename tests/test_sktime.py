@@ -7,6 +7,7 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.base import clone
 from sklearn.metrics import accuracy_score
 from sklearn.model_selection import KFold
 
@@ -54,12 +55,54 @@ def test_sktime_check_estimator(adapter):
 @pytest.mark.parametrize(("adapter", "core"), ADAPTERS, ids=lambda a: a.__name__)
 def test_adapter_takes_the_core_parameters(adapter, core):
     """Same names and defaults as the core estimator, less what cannot apply in sktime:
-    warm_start (sktime's fit resets), self_training (its fit has no unlabelled series)."""
+    warm_start (sktime's fit resets), self_training (its fit has no unlabelled series),
+    as Python, scikit-learn and sktime each read them."""
     ours = inspect.signature(adapter).parameters
     theirs = {k: v for k, v in inspect.signature(core).parameters.items()
               if k not in ("warm_start", "self_training")}
     assert list(ours) == list(theirs)
     assert {k: p.default for k, p in ours.items()} == {k: p.default for k, p in theirs.items()}
+    defaults = {k: p.default for k, p in theirs.items()}
+    assert adapter.get_param_defaults() == defaults  # sktime (skbase)
+    assert adapter.get_param_names() == sorted(defaults)
+    assert adapter().get_params(deep=False) == defaults  # what _fit hands the core
+    assert repr(adapter()) == f"{adapter.__name__}()"
+
+
+def test_adapter_init_binds_as_the_core_does():
+    """Positional and keyword arguments as in the core; unknown names get the hint."""
+    clf = SPTClassifierSktime(2, 32, lr=3e-3)
+    assert (clf.depth, clf.d_model, clf.lr, clf.n_heads) == (2, 32, 3e-3, 4)
+    assert clf.set_params(depth=1).depth == 1 and clone(clf).depth == 1
+    with pytest.raises(TypeError, match="did you mean 'n_threads'"):
+        SPTClassifierSktime(n_jobs=2)
+    with pytest.raises(TypeError, match="warm_start"):
+        SPTClassifierSktime(warm_start=True)
+    with pytest.raises(TypeError):
+        SPTClassifierSktime(1, 2, 3, 4, 5)  # the rest are keyword-only, as in the core
+
+
+@pytest.mark.parametrize(("adapter", "core"), ADAPTERS, ids=lambda a: a.__name__)
+def test_adapter_with_default_parameters_predicts_as_the_core_bitwise(adapter, core):
+    """The defaults but the seed, one thread and the fewest epochs: the same numbers."""
+    g = np.random.default_rng(0)
+    X = g.normal(size=(12, 2, 16))
+    labels = np.array(["a", "b"])[np.arange(12) % 2]
+    X[labels == "b", 0] += 1.0
+    params = dict(pretrain_epochs=1, random_state=0, n_threads=1)
+    if core is SPTClassifier:
+        params["max_epochs"] = 1
+        ours = adapter(**params).fit(X, labels).predict_proba(X)
+        theirs = core(**params).fit(X, labels).predict_proba(X)
+    elif core is SPTRegressor:
+        params["max_epochs"] = 1
+        y = X[:, 0, :4].mean(axis=1)
+        ours = adapter(**params).fit(X, y).predict(X)
+        theirs = core(**params).fit(X, y).predict(X)
+    else:
+        ours = adapter(**params).fit(X).transform(X).to_numpy()
+        theirs = core(**params).fit(X).transform(X)
+    np.testing.assert_array_equal(ours, theirs)
 
 
 def test_core_import_does_not_load_sktime_base_classes():
