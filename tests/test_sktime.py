@@ -69,6 +69,33 @@ def test_adapter_takes_the_core_parameters(adapter, core):
     assert repr(adapter()) == f"{adapter.__name__}()"
 
 
+def test_a_new_estimator_parameter_is_the_adapters_without_an_edit():
+    """The adapter's names, defaults and docs follow the estimator's; a typo in what it
+    leaves out is an error, not a silently kept parameter."""
+    from sktime.transformations.base import BaseTransformer
+
+    from sktspt.sktime_adapters import _takes_the_parameters_of
+
+    class Core(SPTPretrainer):
+        def __init__(self, depth=3, *, knob=0.5, dropout=0.1):
+            self.depth, self.knob, self.dropout = depth, knob, dropout
+
+    Core._parameter_docs = {**SPTPretrainer._parameter_docs, "knob": ("float", "A knob.")}
+
+    @_takes_the_parameters_of(Core, less=("dropout",))
+    class Adapter(BaseTransformer):
+        """An adapter.
+
+        <parameters>
+        """
+
+    assert Adapter().get_params() == {"depth": 3, "knob": 0.5}
+    assert Adapter(2, knob=1.0).get_params() == {"depth": 2, "knob": 1.0}
+    assert "knob : float, default=0.5" in Adapter.__doc__
+    with pytest.raises(RuntimeError, match="no parameters"):
+        _takes_the_parameters_of(Core, less=("drop_out",))
+
+
 def test_adapter_init_binds_as_the_core_does():
     """Positional and keyword arguments as in the core; unknown names get the hint."""
     clf = SPTClassifierSktime(2, 32, lr=3e-3)
