@@ -382,7 +382,7 @@ def depth_section(depth_results: pd.DataFrame) -> list[str]:
 
 def plot_cd(matrix: pd.DataFrame, path: Path) -> str:
     """The critical-difference diagram over the datasets where every column has a result."""
-    from .report import plot_matrix_critical_difference
+    from .figures import plot_matrix_critical_difference
 
     return plot_matrix_critical_difference(matrix.dropna(), path)
 

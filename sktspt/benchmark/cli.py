@@ -512,7 +512,8 @@ def _main(argv: list[str]) -> int:
     if opts.task == "regression":
         from .report_regression import markdown_page, markdown_tables, write_figures
     else:
-        from .report import markdown_page, markdown_tables, write_figures
+        from .figures import write_figures
+        from .report import markdown_page, markdown_tables
     from .run import plan_jobs, rows_of_jobs, run_benchmark, skipped_cells
 
     models = registry(opts.task)[0]

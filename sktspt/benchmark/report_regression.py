@@ -25,16 +25,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .figures import _pyplot, figure_files, pairwise_scatter
 from .models import REGRESSION_MODELS
 from .report import (
     Figure,
     _label,
     _label_order,
-    _pyplot,
     _skipped_note,
-    figure_files,
     md_table,
-    pairwise_scatter,
     provenance,
 )
 from .run import Skipped
