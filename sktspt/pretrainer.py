@@ -8,7 +8,7 @@ import numpy as np
 import torch
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import EmbeddingTransformerMixin, SPTBase, with_threads
+from ._base import EmbeddingTransformerMixin, SPTBase, all_or_nothing, with_threads
 from ._concurrency import settle_eval
 from ._params import (
     DEPRECATED,
@@ -159,6 +159,7 @@ class SPTPretrainer(ParameterHints, EmbeddingTransformerMixin, SPTBase):
         self.precision = precision
 
     @with_threads
+    @all_or_nothing
     def fit(self, X, y=None) -> SPTPretrainer:
         """Self-pretrain on ``X``; ``y`` is ignored."""
         X, _ = self._fit_input(X)
