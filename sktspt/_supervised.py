@@ -462,6 +462,14 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
             raise ValueError(
                 f"X_unlabeled has {info.n_channels} channels, but X has {self.n_channels_}."
             )
+        tokens = math.ceil(info.n_timepoints / self.patch_size_)
+        if self._architecture.get("positional") == "learned" and tokens > self.max_tokens_:
+            raise ValueError(
+                f"X_unlabeled has series of length {info.n_timepoints} ({tokens} tokens), but "
+                f"positional='learned' learns positions for X's longest series "
+                f"({self.n_timepoints_} steps, {self.max_tokens_} tokens). Cut X_unlabeled's "
+                "series to that length, or use positional='sinusoidal', 'rotary' or 'alibi'."
+            )
         return self._prepare(U)
 
     def _fine_tuning_kwargs(self, seed: int) -> dict:

@@ -474,3 +474,70 @@ def test_benchmark_options_that_cannot_work_are_usage_errors(bench, tmp_path):
     assert "--threads 100000 is more than" in bench("--output", str(tmp_path),
                                                     "--threads", "100000")
     assert "is not a folder" in bench("--output", "/dev/null")
+
+
+def archive_copy(folder, edit_train=None, edit_test=None):
+    """ItalyPowerDemand's .ts files (shipped with sktime) as problem ``Foo`` in ``folder``,
+    each split's text edited by ``edit_*(str) -> str``."""
+    import sktime.datasets
+
+    src = os.path.join(os.path.dirname(sktime.datasets.__file__), "data", "ItalyPowerDemand")
+    (folder / "Foo").mkdir()
+    for split, edit in (("TRAIN", edit_train), ("TEST", edit_test)):
+        with open(os.path.join(src, f"ItalyPowerDemand_{split}.ts")) as f:
+            text = f.read()
+        (folder / "Foo" / f"Foo_{split}.ts").write_text(edit(text) if edit else text)
+    return folder
+
+
+def benchmark_errors(bench, tmp_path, *argv) -> str:
+    """The usage error of a benchmark run, or the errors of its failed rows."""
+    from sktspt.benchmark.run import read_results
+
+    outcome = bench(*argv, "--output", str(tmp_path / "out"))
+    if isinstance(outcome, str):
+        return outcome
+    return "\n".join(read_results(tmp_path / "out" / "results.csv")["error"])
+
+
+def test_a_malformed_ts_file_is_reported_by_name(bench, tmp_path):
+    data = archive_copy(tmp_path, edit_train=lambda t: t.replace("@univariate true\n", ""))
+    message = benchmark_errors(bench, tmp_path, "--datasets", "Foo", "--data-dir", str(data))
+    assert "Foo_TRAIN.ts is not a readable .ts file" in message
+
+
+def test_a_test_label_that_neither_header_nor_training_split_declares_is_refused(
+        bench, tmp_path):
+    def relabel(text):
+        head, data = text.split("@data\n")
+        lines = data.splitlines()
+        lines[0] = lines[0].rsplit(":", 1)[0] + ":7"
+        return head + "@data\n" + "\n".join(lines) + "\n"
+
+    data = archive_copy(tmp_path, edit_test=relabel)
+    message = benchmark_errors(bench, tmp_path, "--datasets", "Foo", "--data-dir", str(data))
+    assert "the test split has label(s) ['7'] that neither" in message
+
+
+# --- errors that name the problem ---------------------------------------------------------------
+def test_device_meta_is_refused_when_fit_validates(data):
+    X, y = data
+    with pytest.raises(ValueError, match="device='meta' holds no data"):
+        SPTClassifier(device="meta", **FAST).fit(X, y)
+
+
+@pytest.mark.parametrize("label, match", [(None, r"no label \(None or NaN\) for 1 series"),
+                                          (3, "mixes labels of types")])
+def test_labels_that_cannot_be_classes_name_y(data, label, match):
+    X, y = data
+    labels = np.array(["a", "b"] * (len(y) // 2), dtype=object)
+    labels[0] = label
+    with pytest.raises(ValueError, match=match):
+        SPTClassifier(**FAST).fit(X, labels)
+
+
+def test_x_unlabeled_longer_than_learned_positions_is_named(data):
+    X, y = data
+    with pytest.raises(ValueError, match="^X_unlabeled has series of length 32"):
+        SPTClassifier(positional="learned", **FAST).fit(
+            X, y, X_unlabeled=np.concatenate([X, X], axis=2))

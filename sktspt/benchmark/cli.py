@@ -474,7 +474,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         skipped = skipped_cells(opts.datasets, opts.models, models, opts.data_dir)
         jobs = plan_jobs(opts.datasets, opts.models, opts.seeds, opts.depths, models,
                          opts.data_dir, label_fractions=opts.label_fractions)
-    except DatasetNotFoundError as exc:
+    except (DatasetNotFoundError, ValueError) as exc:  # missing, or a file unreadable
         parser.error(str(exc))
     if not jobs:
         parser.error("no jobs to run: the chosen models do not apply to the chosen datasets.")
