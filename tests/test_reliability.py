@@ -570,7 +570,7 @@ def test_oversized_metadata_is_refused_unread(saved, tmp_path):
 
 def test_architecture_is_checked_before_anything_is_allocated(saved, tmp_path, monkeypatch):
     craft(saved, tmp_path / "bad",
-          meta=set_in("fitted", "encoder_kwargs", "dim_feedforward", value=2**20))
+          meta=set_in("fitted", "encoder_kwargs", "dim_feedforward", value=2**16))
     builds = []
     original = persistence_loading._build
 
@@ -579,7 +579,7 @@ def test_architecture_is_checked_before_anything_is_allocated(saved, tmp_path, m
         return original(meta, device, probe=probe)
 
     monkeypatch.setattr(persistence_loading, "_build", spy)
-    with pytest.raises(ValueError, match="do not fit the architecture.*needs F32\\[1048576"):
+    with pytest.raises(ValueError, match="do not fit the architecture.*needs F32\\[65536"):
         load(tmp_path / "bad")
     assert builds == [True]  # only the meta-device probe, which allocates nothing
 

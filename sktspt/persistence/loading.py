@@ -354,7 +354,7 @@ def _build(meta: dict, device, probe: bool = False):
         if params.get(key) not in (None, []):
             raise ValueError(f"{key} must be None in a saved model, got {params[key]!r}")
     if probe:
-        params["device"] = "cpu"  # validated as a real device; the probe then builds on meta
+        params["device"] = "meta"
     else:
         params["device"] = (
             _usable_device(params.get("device", "cpu")) if device is None
@@ -364,9 +364,6 @@ def _build(meta: dict, device, probe: bool = False):
     # of the fit that made it, which may belong to someone else by now.
     params["checkpoint_dir"] = None
     est = cls(**params)
-    if probe:
-        est._check_params()
-        est.device = "meta"
     fitted = meta["fitted"]
     spec, encoder_kwargs = _input_spec(est, fitted)
     is_classifier = name == "SPTClassifier"
@@ -394,6 +391,10 @@ def _build(meta: dict, device, probe: bool = False):
         else _targets(fitted["targets"]) if is_regressor else {}
     )
     with torch.device("meta") if probe else contextlib.nullcontext():
+        if probe:  # parameters validated on a real device; the probe then builds on meta
+            est.device = "cpu"
+            est._check_params()
+            est.device = "meta"
         net = est._restore(spec, encoder_kwargs, check=not probe, **targets)
     if supervised:
         ph = fitted.get("pretrain_history")
