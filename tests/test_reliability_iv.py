@@ -233,7 +233,8 @@ def test_a_stated_patch_size_is_bounded_before_prediction_allocates(model_file, 
         fitted["encoder_kwargs"].update(patch_size=10**7, max_tokens=1)
 
     with pytest.raises(ValueError, match="patch_size_=10000000 is more than the 4096 steps"):
-        load(craft(model_file, tmp_path / "patch.sktspt", huge_patch))
+        # The weights are those of the stated architecture: only the size can refuse it.
+        load(craft(model_file, tmp_path / "patch.sktspt", huge_patch, weights="random"))
 
 
 @pytest.mark.parametrize("field, value, match", [
@@ -251,28 +252,70 @@ def test_architecture_fields_of_a_file_are_validated_at_load(model_file, tmp_pat
         load(craft(model_file, tmp_path / "arch.sktspt", edit))
 
 
+def guarded(code: str, timeout: float = 60, memory_mb: int = 3072) -> str:
+    """Run ``code`` in a Python process of its own, capped in memory and time (so that a
+    regression reads /dev/zero or blocks on a FIFO there, not in the test run); its output,
+    or "TIMEOUT"."""
+    import subprocess
+    import sys
+
+    import sktspt
+
+    prelude = ("import resource\n"
+               f"resource.setrlimit(resource.RLIMIT_AS, ({memory_mb} << 20, {memory_mb} << 20))\n")
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": os.pathsep.join(
+        [os.path.dirname(os.path.dirname(sktspt.__file__)), os.environ.get("PYTHONPATH", "")])}
+    try:
+        done = subprocess.run([sys.executable, "-c", prelude + code], capture_output=True,
+                              text=True, timeout=timeout, env=env)
+    except subprocess.TimeoutExpired:
+        return "TIMEOUT"
+    return done.stdout + done.stderr
+
+
+REFUSALS = """
+from sktspt import load
+for call in {calls!r}:
+    try:
+        exec(call)
+        print("DONE:", call)
+    except ValueError as exc:
+        print("REFUSED:", call, exc)
+"""
+
+
+def refusals(calls, timeout=60) -> list[str]:
+    """Each of ``calls`` (Python statements) run in one guarded process, in order: the
+    lines ``REFUSED: <call> <message>`` or ``DONE: <call>``."""
+    out = guarded(REFUSALS.format(calls=list(calls)), timeout=timeout)
+    lines = [line for line in out.splitlines() if line.startswith(("REFUSED:", "DONE:"))]
+    assert len(lines) == len(calls), out
+    return lines
+
+
 def test_load_refuses_files_that_are_not_regular(tmp_path):
-    with pytest.raises(ValueError, match="not a regular file"):
-        load("/dev/zero")
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
-    with pytest.raises(ValueError, match="not a regular file"):
-        load(fifo)  # without a writer: refused at once, not blocked
+    for line in refusals(['load("/dev/zero")', f"load({str(fifo)!r})"]):  # FIFO: no writer
+        assert line.startswith("REFUSED:") and "not a regular file" in line, line
 
 
-def test_save_refuses_to_replace_what_is_not_a_regular_file(fitted, tmp_path):
+def test_save_refuses_to_replace_what_is_not_a_regular_file(model_file, tmp_path):
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
-    with pytest.raises(ValueError, match="not a regular file"):
-        fitted.save(fifo)
-    assert os.path.exists(fifo) and not os.path.isfile(fifo)
-    with pytest.raises(ValueError, match="not a regular file"):
-        fitted.save("/dev/null")
     # A FIFO named like a stale temporary file of the target is left alone, not opened.
     stale = tmp_path / ".m.sktspt.0123456789abcdef.tmp"
     os.mkfifo(stale)
-    fitted.save(tmp_path / "m.sktspt")
-    assert os.path.exists(stale)
+    est = f"load({str(model_file)!r})"
+    calls = [f"{est}.save({str(fifo)!r})", f"{est}.save({str(tmp_path / 'm.sktspt')!r})"]
+    if os.access("/dev/null", os.W_OK):
+        calls.append(f'{est}.save("/dev/null")')
+    lines = refusals(calls)
+    for line in lines[:1] + lines[2:]:
+        assert line.startswith("REFUSED:") and "not a regular file" in line, line
+    assert lines[1].startswith("DONE:"), lines[1]
+    assert os.path.exists(fifo) and not os.path.isfile(fifo)
+    assert os.path.exists(stale) and not os.path.isfile("/dev/null")
     load(tmp_path / "m.sktspt")
 
 
