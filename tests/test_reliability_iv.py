@@ -105,11 +105,14 @@ def test_an_exception_during_training_leaves_the_previous_fit(data):
 
 
 # --- parameters set after fit -------------------------------------------------------------
-def test_parameters_set_after_fit_do_not_change_predictions(fitted, data):
-    X, _ = data
-    clf = pickle.loads(pickle.dumps(fitted))
+@pytest.mark.parametrize("augment", ["roll", False])
+def test_parameters_set_after_fit_do_not_change_predictions(data, augment):
+    X, y = data
+    clf = SPTClassifier(augment=augment, **FAST).fit(X, y)
     before = clf.predict_proba(X)
-    for params in ({"augment": "roll"}, {"augment": "auto"}, {"positional": "learned"}):
+    changes = [{"augment": "roll" if not augment else False}, {"augment": "auto"},
+               {"positional": "learned"}]
+    for params in changes:
         clf.set_params(**params)
         np.testing.assert_array_equal(clf.predict_proba(X), before)
 
@@ -159,6 +162,9 @@ def test_huge_sample_weights_are_scaled_not_zeroed(data):
     w = clf._sample_weights(np.r_[np.full(len(y) - 1, 1e308), 0.0],
                             clf._label_encoder.transform(y))
     assert np.isfinite(w).all() and w.max() > 0 and np.isclose(w.mean(), 1)
+    huge = SPTClassifier(**FAST).fit(X, y, sample_weight=np.full(len(y), 1e308))
+    ones = SPTClassifier(**FAST).fit(X, y, sample_weight=np.ones(len(y)))
+    np.testing.assert_array_equal(huge.predict_proba(X), ones.predict_proba(X))
 
 
 @pytest.mark.parametrize("how", ["pretrain_epochs=0", "pretrainer"])
