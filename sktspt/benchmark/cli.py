@@ -444,6 +444,8 @@ def _open_results(out: Path, jobs, resume: bool, task: str = "classification",
         return store, list(jobs)
     store = ResultsFile(path, columns)  # cuts a half-written last line
     _check_settings(out, settings, store.read())
+    if not (out / SETTINGS_FILE).exists():  # a run from before the file: record them now
+        (out / SETTINGS_FILE).write_text(json.dumps(settings, indent=1), encoding="utf-8")
     failed = store.drop_failed()
     done, todo = rows_of_jobs(jobs, store.read(), failed=False)
     print(f"--resume: skipped {_plural(len(done), 'fit')} already in {path}"

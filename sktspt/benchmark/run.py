@@ -442,9 +442,9 @@ def _check_rows(frame: pd.DataFrame, path) -> None:
                 if column == "seed":
                     bad(i, column, value, "an integer")
                 continue
-            if pd.isna(number) or not np.isfinite(number) and column != "r2":
+            if pd.isna(number):
                 bad(i, column, value, "a number")
-            if column in INT_COLUMNS and float(number) != int(number):
+            if column in INT_COLUMNS and not (np.isfinite(number) and number == int(number)):
                 bad(i, column, value, "an integer")
 
 
