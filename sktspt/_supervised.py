@@ -230,7 +230,7 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
                    else "pretrain_epochs=0")
                 + "). Leave X_unlabeled out, or pretrain (pretrain_epochs > 0 or 'auto'; "
                 "an SPTPretrainer fitted on it).",
-                UserWarning, stacklevel=4,
+                UserWarning, stacklevel=6,  # fit's caller, through the fit wrappers
             )
         self.mixup_, self.mixup_kind_ = resolve_mixup(self.mixup, Xp, self.mixup_kind)
         self.augment_ = False if self.augment == "auto" else self.augment  # until chosen
@@ -452,7 +452,7 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
                 "Leave these parameters at their defaults or set them to the pretrainer's "
                 "values.",
                 UserWarning,
-                stacklevel=5,
+                stacklevel=8,  # fit's caller, through the fit wrappers
             )
 
     def _prepare_unlabeled(self, X_unlabeled) -> np.ndarray:

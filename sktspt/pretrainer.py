@@ -193,7 +193,7 @@ class SPTPretrainer(ParameterHints, EmbeddingTransformerMixin, SPTBase):
             "SPTClassifier; max_epochs is removed in 0.4.0. Use "
             f"pretrain_epochs={self.max_epochs!r}.",
             FutureWarning,
-            stacklevel=5,  # the caller of fit, through with_threads
+            stacklevel=6,  # the caller of fit, through with_threads and all_or_nothing
         )
         return self.max_epochs
 
