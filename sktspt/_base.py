@@ -68,6 +68,31 @@ def with_threads(method):
     return wrapper
 
 
+def all_or_nothing(method):
+    """Run ``fit`` so that a failure leaves the estimator exactly as it was before the call.
+
+    Fit builds its fitted state on the estimator as it goes; on any exception (a
+    validation error, a failure during training, an interrupt) every attribute is put
+    back as it was (the previous fitted state, or none) and ``checkpoint_dir`` is
+    released. The folder's lock is released on every exit path.
+    """
+
+    @wraps(method)
+    def wrapper(self, *args, **kwargs):
+        saved = dict(self.__dict__)
+        try:
+            return method(self, *args, **kwargs)
+        except BaseException:
+            self._release_run()
+            self.__dict__.clear()
+            self.__dict__.update(saved)
+            raise
+        finally:
+            self._release_run()
+
+    return wrapper
+
+
 def _with_matmul_precision(self, method, args, kwargs):
     device = resolve_device(getattr(self, "device", "cpu"))
     with matmul_precision(getattr(self, "precision", "auto"), device):
@@ -183,8 +208,10 @@ class SPTBase(BaseEstimator):
     def _input(self, X) -> np.ndarray:
         """Validate data seen after fit, normalise and pad it for the network."""
         check_is_fitted(self, "normalizer_")
+        # The fitted network's positions, not the parameter (which may be set since fit).
+        positional = self.__dict__.get("_architecture", {}).get("positional", self.positional)
         return self.input_spec_.network_input(
-            X, type(self).__name__, learned_positions=self.positional == "learned"
+            X, type(self).__name__, learned_positions=positional == "learned"
         )
 
     def _prepare(self, X: np.ndarray) -> np.ndarray:
@@ -351,11 +378,13 @@ class SPTBase(BaseEstimator):
         return {"module": Ensemble, "module__member": model, "module__n_members": members}
 
     def _augment(self) -> bool | str:
-        """``augment`` as training uses it: for ``"auto"``, what fit chose (``augment_``;
-        nothing before the classifier has chosen, so pretraining never augments)."""
-        if self.augment == "auto":
-            return getattr(self, "augment_", False)
-        return self.augment
+        """``augment`` as training and prediction use it: what fit resolved (``augment_``:
+        for ``"auto"``, nothing before the classifier has chosen, so pretraining never
+        augments), so that ``augment`` set after fit changes nothing until the next fit;
+        ``augment`` itself for an estimator without ``augment_`` (a pretrainer)."""
+        if "augment_" in self.__dict__:
+            return self.augment_
+        return False if self.augment == "auto" else self.augment
 
     def _augmentation(self) -> Augmentation | None:
         """The training-batch augmentation of both phases; override to change the recipe."""

@@ -294,6 +294,11 @@ def _device(name: str, value) -> None:
         kind = torch.device(resolve_device(value)).type
     except (RuntimeError, TypeError) as exc:
         raise ValueError(f"{name}={value!r} is not a torch device: {exc}") from exc
+    if kind == "meta":
+        raise ValueError(
+            f"{name}={value!r} holds no data (torch's 'meta' device only tracks shapes), so a "
+            "model can neither train nor predict on it. Use 'cpu', 'cuda' or 'auto'."
+        )
     if kind == "cuda" and not torch.cuda.is_available():
         raise ValueError(
             f"{name}={value!r} is not available: this torch build has no usable CUDA device "

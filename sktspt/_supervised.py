@@ -17,6 +17,7 @@ then fine-tuning the whole network with a task head through
 
 from __future__ import annotations
 
+import copy
 import inspect
 import math
 import re
@@ -26,8 +27,15 @@ import numpy as np
 import torch
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+from skorch.history import History
 
-from ._base import EmbeddingTransformerMixin, SPTBase, _architecture, with_threads
+from ._base import (
+    EmbeddingTransformerMixin,
+    SPTBase,
+    _architecture,
+    all_or_nothing,
+    with_threads,
+)
 from ._concurrency import settle_eval
 from ._params import (
     EPOCHS,
@@ -86,6 +94,33 @@ def _net_input(Xp: np.ndarray, weights: np.ndarray | None = None,
     if features is not None:
         X["features"] = features
     return X
+
+
+_ABSENT = object()
+
+
+def _net_state(net) -> dict:
+    """What a warm start changes in ``net`` in place: weights, optimizer state, history, the
+    loss's reduction and the training precision (for :func:`_restore_net_state`)."""
+    return {
+        "module": {k: v.detach().clone() for k, v in net.module_.state_dict().items()},
+        "optimizer": copy.deepcopy(net.optimizer_.state_dict()),
+        "history": copy.deepcopy(net.history.to_list()),
+        "reduction": getattr(net.criterion_, "reduction", None),
+        "precision": vars(net).get("precision", _ABSENT),
+    }
+
+
+def _restore_net_state(net, state: dict) -> None:
+    """Put back what :func:`_net_state` saved: a failed warm start leaves the net as it was."""
+    net.module_.load_state_dict(state["module"])
+    net.optimizer_.load_state_dict(state["optimizer"])
+    net.history[:] = History(state["history"])  # in place: history_ is the same object
+    if state["reduction"] is not None:
+        net.criterion_.reduction = state["reduction"]
+    if state["precision"] is not _ABSENT:
+        net.precision = state["precision"]
+    settle_eval(net.module_)
 
 
 class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
@@ -150,6 +185,7 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
 
     # --- fit --------------------------------------------------------------------------
     @with_threads
+    @all_or_nothing
     def fit(self, X, y, X_unlabeled=None, sample_weight=None):
         """Self-pretrain on ``X`` (and ``X_unlabeled``), then fine-tune on ``(X, y)``.
 
@@ -185,6 +221,17 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         seed = self._resume_seed(self._seed(), X, y_enc, X_unlabeled, weights)
         Xp = self._prepare(X)
         U = None if X_unlabeled is None else self._prepare_unlabeled(X_unlabeled)
+        if U is not None and not self._self_trains() and (
+                self.pretrainer is not None or self.pretrain_epochs == 0):
+            warnings.warn(
+                f"X_unlabeled is not used: {type(self).__name__} pretrains on it, and this "
+                "fit does not pretrain ("
+                + ("it takes a fitted pretrainer" if self.pretrainer is not None
+                   else "pretrain_epochs=0")
+                + "). Leave X_unlabeled out, or pretrain (pretrain_epochs > 0 or 'auto'; "
+                "an SPTPretrainer fitted on it).",
+                UserWarning, stacklevel=6,  # fit's caller, through the fit wrappers
+            )
         self.mixup_, self.mixup_kind_ = resolve_mixup(self.mixup, Xp, self.mixup_kind)
         self.augment_ = False if self.augment == "auto" else self.augment  # until chosen
         with self._seeded(seed):
@@ -354,9 +401,18 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         w = np.array(w, dtype=np.float64)  # never modify the caller's array
         if factor is not None:
             w *= factor
-        if not np.isfinite(w).all() or w.sum() <= 0:
+        if not np.isfinite(w).all() or w.max() <= 0:
             raise ValueError(f"{what} must be finite with a positive sum.")
-        return (w / w.mean()).astype(np.float32)
+        with np.errstate(over="ignore"):
+            mean = w.mean()
+        if not np.isfinite(mean):  # the sum overflows float64 (weights near 1e308)
+            w /= w.max()
+            mean = w.mean()
+        w = w / mean
+        if not np.isfinite(w).all() or w.max() <= 0:  # a mean that underflows
+            raise ValueError(f"{what} span too many orders of magnitude to be scaled to "
+                             "mean 1 in float64.")
+        return w.astype(np.float32)
 
     def _adopt_pretrainer(self, X) -> np.ndarray:
         """Take shape state, normalisation and architecture from a fitted pretrainer."""
@@ -380,6 +436,12 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
                 f"X has {info.n_channels} channels, but the pretrainer was fitted on "
                 f"{self.n_channels_} channels."
             )
+        # X must be input the pretrainer's network takes (its length, for an equal-length
+        # pretrainer; within its learned positions), or predict would refuse the very
+        # training data.
+        self.input_spec_.network_input(
+            X, f"the pretrainer ({type(pre).__name__})",
+            learned_positions=self._architecture.get("positional") == "learned")
         if info.ndim == 2:
             self.n_features_in_ = info.n_timepoints
         return X
@@ -407,7 +469,7 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
                 "Leave these parameters at their defaults or set them to the pretrainer's "
                 "values.",
                 UserWarning,
-                stacklevel=5,
+                stacklevel=8,  # fit's caller, through the fit wrappers
             )
 
     def _prepare_unlabeled(self, X_unlabeled) -> np.ndarray:
@@ -416,6 +478,14 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         if info.n_channels != self.n_channels_:
             raise ValueError(
                 f"X_unlabeled has {info.n_channels} channels, but X has {self.n_channels_}."
+            )
+        tokens = math.ceil(info.n_timepoints / self.patch_size_)
+        if self._architecture.get("positional") == "learned" and tokens > self.max_tokens_:
+            raise ValueError(
+                f"X_unlabeled has series of length {info.n_timepoints} ({tokens} tokens), but "
+                f"positional='learned' learns positions for X's longest series "
+                f"({self.n_timepoints_} steps, {self.max_tokens_} tokens). Cut X_unlabeled's "
+                "series to that length, or use positional='sinusoidal', 'rotary' or 'alibi'."
             )
         return self._prepare(U)
 
@@ -458,6 +528,14 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         Xp = self._input(X)
         y_enc = self._continue_targets(y, len(Xp))
         weights = self._sample_weights(sample_weight, y_enc)
+        saved = _net_state(self.net_)
+        try:
+            return self._continue_training(Xp, y_enc, weights)
+        except BaseException:
+            _restore_net_state(self.net_, saved)
+            raise
+
+    def _continue_training(self, Xp, y_enc, weights):
         if weights is not None:
             # Per-series losses, set on the criterion itself: skorch's set_params would build
             # a fresh optimizer, losing the state (and the schedule's start) a warm start keeps.

@@ -432,6 +432,21 @@ def check_labels(y, n_instances: int) -> np.ndarray:
         )
     y = check_array(y, ensure_2d=False, dtype=None, input_name="y")
     y = column_or_1d(y, warn=True)
+    if y.dtype == object:
+        missing = [i for i, v in enumerate(y) if v is None or (isinstance(v, float) and v != v)]
+        if missing:
+            raise ValueError(
+                f"y has no label (None or NaN) for {len(missing)} series, at position(s) "
+                f"{missing[:10]}: every training series needs a class label."
+            )
+        kinds = sorted({type(v).__name__ for v in y})
+        try:
+            np.unique(y)
+        except TypeError:
+            raise ValueError(
+                f"y mixes labels of types that cannot be ordered ({', '.join(kinds)}); give "
+                "every label the same type (e.g. all strings)."
+            ) from None
     check_classification_targets(y)
     if y.shape[0] != n_instances:
         raise ValueError(

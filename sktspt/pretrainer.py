@@ -8,7 +8,7 @@ import numpy as np
 import torch
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import EmbeddingTransformerMixin, SPTBase, with_threads
+from ._base import EmbeddingTransformerMixin, SPTBase, all_or_nothing, with_threads
 from ._concurrency import settle_eval
 from ._params import (
     DEPRECATED,
@@ -159,6 +159,7 @@ class SPTPretrainer(ParameterHints, EmbeddingTransformerMixin, SPTBase):
         self.precision = precision
 
     @with_threads
+    @all_or_nothing
     def fit(self, X, y=None) -> SPTPretrainer:
         """Self-pretrain on ``X``; ``y`` is ignored."""
         X, _ = self._fit_input(X)
@@ -192,7 +193,7 @@ class SPTPretrainer(ParameterHints, EmbeddingTransformerMixin, SPTBase):
             "SPTClassifier; max_epochs is removed in 0.4.0. Use "
             f"pretrain_epochs={self.max_epochs!r}.",
             FutureWarning,
-            stacklevel=5,  # the caller of fit, through with_threads
+            stacklevel=6,  # the caller of fit, through with_threads and all_or_nothing
         )
         return self.max_epochs
 

@@ -287,9 +287,27 @@ class SPTRegressor(ParameterHints, RegressorMixin, SupervisedSPT):
                 f"{which} is constant ({show(values[0, constant[0]])} for every series): a target "
                 "with no variance cannot be learned or standardised."
             )
+        with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+            mean, scale = values.mean(axis=0), values.std(axis=0)
+            standardised = (values - mean) / scale
+            usable = (np.isfinite(mean) & np.isfinite(scale) & (scale > 0)
+                      & np.isfinite(standardised.astype(np.float32)).all(axis=0))
+        if not usable.all():
+            bad = int(np.flatnonzero(~usable)[0])
+            which = "y" if values.shape[1] == 1 else f"y[:, {bad}]"
+            column = values[:, bad]
+            spread = np.ptp(column)
+            size = ("too large" if not (np.isfinite(scale[bad]) and np.isfinite(mean[bad])
+                                        and np.isfinite(spread)) else "too small")
+            raise ValueError(
+                f"{which} cannot be standardised in float64: its values (from "
+                f"{show(column.min())} to {show(column.max())}) spread over a range "
+                f"{size} to represent (standard deviation {show(scale[bad])}). Rescale y "
+                "(e.g. to other units) so that its spread is a representable number."
+            )
         self.n_outputs_ = values.shape[1]
-        self.target_mean_ = values.mean(axis=0)
-        self.target_scale_ = values.std(axis=0)
+        self.target_mean_ = mean
+        self.target_scale_ = scale
         return self._standardise(values)
 
     def _continue_targets(self, y, n: int) -> np.ndarray:

@@ -575,12 +575,21 @@ def open_run(dirname: str, fingerprint: dict, seed: int, unverifiable=()) -> int
     resumes too); one with another fingerprint raises, rather than silently continuing
     from someone else's weights. Without any checkpoint in the folder (a first fit that
     failed before its first epoch ended) there is nothing to resume: the new fit takes
-    the folder over. With checkpoints and parts of the fit that cannot be fingerprinted
+    the folder over. Checkpoints without ``run.json`` are refused (nothing says whose they
+    are). With checkpoints and parts of the fit that cannot be fingerprinted
     (``unverifiable``), resuming is refused, as it cannot be checked.
     """
     fingerprint = json.loads(json.dumps(fingerprint))
     path = os.path.join(dirname, RUN_FILE)
-    if os.path.exists(path) and has_checkpoints(dirname):
+    if not os.path.isfile(path) and has_checkpoints(dirname):
+        # Without the fingerprint nothing says whose checkpoints these are: resuming them
+        # could continue another fit's network with this fit's data.
+        raise ValueError(
+            f"checkpoint_dir={dirname!r} holds checkpoints but no {RUN_FILE} (the "
+            "fingerprint of the fit that wrote them), so whether they belong to this fit "
+            "cannot be checked. Use a new checkpoint_dir, or delete this one to start over."
+        )
+    if has_checkpoints(dirname):
         try:
             stored = read_json_bounded(path, MAX_METADATA_BYTES)
             old, stored_seed = stored["fingerprint"], int(stored["seed"])

@@ -245,7 +245,7 @@ BAD_FIT = {
     "NaN in y": (lambda: (X12, np.where(Y12 == 0, np.nan, 1.0)), ValueError, "NaN"),
     "continuous y": (lambda: (X12, np.linspace(0, 1, 12)), ValueError, "continuous"),
     "mixed-type y": (lambda: (X12, np.array([1, "a"] * 6, dtype=object)), ValueError,
-                     "Unknown label type"),
+                     "mixes labels of types"),
     "one class": (lambda: (X12, np.zeros(12)), ValueError, "at least 2 classes"),
 }
 

@@ -510,7 +510,7 @@ CRAFTED = {
     "unsorted classes": (set_in("fitted", "classes", "values", value=[1, 0]),
                          "distinct and sorted"),
     "huge feed-forward": (set_in("fitted", "encoder_kwargs", "dim_feedforward", value=2**40),
-                          "do not fit the architecture"),
+                          "dim_feedforward.*more than the 65536"),
     "huge learned positions": (
         lambda m: [set_in("params", "positional", value="learned")(m),
                    set_in("fitted", "n_timepoints_", value=2**31)(m),
@@ -518,7 +518,7 @@ CRAFTED = {
                    set_in("fitted", "encoder_kwargs", "max_tokens",
                           value=2**31 // m["fitted"]["patch_size_"])(m),
                    set_in("fitted", "encoder_kwargs", "positional", value="learned")(m)],
-        "more than the 65536 tokens"),
+        "more than the 4096 tokens"),
     "device meta": (set_in("params", "device", value="meta"), "meta"),
     "device xla": (set_in("params", "device", value="xla"), "not a readable|invalid metadata"),
     "deep nesting": (lambda m: b"[" * 200_000 + b"]" * 200_000, "not a readable"),
@@ -570,7 +570,7 @@ def test_oversized_metadata_is_refused_unread(saved, tmp_path):
 
 def test_architecture_is_checked_before_anything_is_allocated(saved, tmp_path, monkeypatch):
     craft(saved, tmp_path / "bad",
-          meta=set_in("fitted", "encoder_kwargs", "dim_feedforward", value=2**20))
+          meta=set_in("fitted", "encoder_kwargs", "dim_feedforward", value=2**16))
     builds = []
     original = persistence_loading._build
 
@@ -579,7 +579,7 @@ def test_architecture_is_checked_before_anything_is_allocated(saved, tmp_path, m
         return original(meta, device, probe=probe)
 
     monkeypatch.setattr(persistence_loading, "_build", spy)
-    with pytest.raises(ValueError, match="do not fit the architecture.*needs F32\\[1048576"):
+    with pytest.raises(ValueError, match="do not fit the architecture.*needs F32\\[65536"):
         load(tmp_path / "bad")
     assert builds == [True]  # only the meta-device probe, which allocates nothing
 

@@ -223,7 +223,7 @@ def test_a_huge_series_length_is_refused_at_load(model_file, data, tmp_path, equ
         fitted["encoder_kwargs"]["max_tokens"] = 10**6
 
     refused(craft(model_file, tmp_path / "long.sktspt", meta=long),
-            r"max_tokens_=1000000 is more than the 65536 tokens")
+            r"max_tokens_=1000000 is more than the 4096 tokens")
 
 
 def test_a_learned_position_table_must_match_the_stated_tokens(data, tmp_path):

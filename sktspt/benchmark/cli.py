@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import ast
 import datetime
+import json
 import os
 import shlex
 import sys
@@ -296,6 +297,11 @@ def resolve_options(args: argparse.Namespace, parser: argparse.ArgumentParser) -
         threads = args.threads if args.threads is not None else 1
         if threads is not None and threads < 1:
             raise argparse.ArgumentTypeError(f"--threads must be >= 1, got {threads}.")
+        most = 4 * (os.cpu_count() or 1)
+        if threads is not None and threads > most:
+            raise argparse.ArgumentTypeError(
+                f"--threads {threads} is more than 4 threads per core of this machine "
+                f"({os.cpu_count()} cores): at most {most}.")
         if args.n_jobs == 0:
             raise argparse.ArgumentTypeError("--n-jobs must not be 0 (use 1, 2, ... or -1).")
         if args.scheduler and args.backend != "dask":
@@ -382,23 +388,91 @@ def banner(jobs, opts: Options, skipped, backend: str, n_jobs: int) -> str:
     return "\n".join(lines)
 
 
-def _open_results(out: Path, jobs, resume: bool, task: str = "classification"):
-    """The results file of this run and the jobs still to run; says what it skipped."""
+#: Beside ``results.csv``: the settings its rows were fitted with (``--resume`` checks them).
+SETTINGS_FILE = "results.settings.json"
+
+
+def _free_name(path: Path) -> Path:
+    """``path``, or ``<stem>.2<suffix>``, ``.3`` ... : the first name that does not exist."""
+    candidate, n = path, 1
+    while candidate.exists() or candidate.is_symlink():
+        n += 1
+        candidate = path.with_name(f"{path.stem}.{n}{path.suffix}")
+    return candidate
+
+
+def _check_settings(out: Path, settings: dict, results) -> None:
+    """Refuse to resume rows fitted with other settings than ``settings``.
+
+    The settings a run was started with are in :data:`SETTINGS_FILE`; a run written before
+    that file existed is checked by its rows' epoch columns (where a number was asked for).
+    """
+    path = out / SETTINGS_FILE
+    if path.exists():
+        try:
+            stored = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"{path} is unreadable ({exc}); move it away or run without "
+                             "--resume.") from None
+        differ = sorted(k for k in set(stored) | set(settings)
+                        if stored.get(k) != settings.get(k))
+        if not differ:
+            return
+        was = ", ".join(f"{k}={stored.get(k)!r}" for k in differ)
+        now = ", ".join(f"{k}={settings.get(k)!r}" for k in differ)
+        raise ValueError(
+            f"--resume: the rows in {out / 'results.csv'} were fitted with {was}, not {now}. "
+            "Resume with the settings of that run, or run without --resume (the earlier "
+            "results are kept beside the new ones) or with another --output."
+        )
+    for column, key in (("epochs", "epochs"), ("pretrain_epochs", "pretrain_epochs")):
+        asked = settings.get(key)
+        if asked == "auto" or column not in results:
+            continue
+        done = results[column].dropna()
+        other = sorted({int(v) for v in done if int(v) != asked})
+        if other:
+            raise ValueError(
+                f"--resume: rows in {out / 'results.csv'} were fitted with {column}="
+                f"{other[0]}, not {asked}. Resume with the settings of that run, or run "
+                "without --resume or with another --output."
+            )
+
+
+def _open_results(out: Path, jobs, resume: bool, task: str = "classification",
+                  settings: dict | None = None):
+    """The results file of this run and the jobs still to run; says what it skipped.
+
+    Without ``resume`` an earlier ``results.csv`` (and its settings) is moved to the first
+    free ``results.previous[.N].csv``, never over an earlier one. With ``resume`` the rows
+    must have been fitted with ``settings`` (:func:`_check_settings`).
+    """
     from .run import ResultsFile, columns_of, rows_of_jobs
 
     path = out / "results.csv"
     columns = columns_of(task)
+    settings = {} if settings is None else json.loads(json.dumps(settings, default=repr))
     if not resume:
         if path.exists():
-            previous = path.with_name("results.previous.csv")
+            previous = _free_name(path.with_name("results.previous.csv"))
             os.replace(path, previous)
+            if (out / SETTINGS_FILE).exists():
+                os.replace(out / SETTINGS_FILE,
+                           previous.with_name(previous.stem + ".settings.json"))
             print(f"moved the earlier {path} to {previous} (--resume continues a run instead)",
                   file=sys.stderr)
-        return ResultsFile(path, columns), list(jobs)
+        store = ResultsFile(path, columns)
+        (out / SETTINGS_FILE).write_text(json.dumps(settings, indent=1), encoding="utf-8")
+        return store, list(jobs)
     if not path.exists():
         print(f"--resume: no {path} yet; running every fit", file=sys.stderr)
-        return ResultsFile(path, columns), list(jobs)
+        store = ResultsFile(path, columns)
+        (out / SETTINGS_FILE).write_text(json.dumps(settings, indent=1), encoding="utf-8")
+        return store, list(jobs)
     store = ResultsFile(path, columns)  # cuts a half-written last line
+    _check_settings(out, settings, store.read())
+    if not (out / SETTINGS_FILE).exists():  # a run from before the file: record them now
+        (out / SETTINGS_FILE).write_text(json.dumps(settings, indent=1), encoding="utf-8")
     failed = store.drop_failed()
     done, todo = rows_of_jobs(jobs, store.read(), failed=False)
     print(f"--resume: skipped {_plural(len(done), 'fit')} already in {path}"
@@ -526,15 +600,23 @@ def _main(argv: list[str]) -> int:
         skipped = skipped_cells(opts.datasets, opts.models, models, opts.data_dir)
         jobs = plan_jobs(opts.datasets, opts.models, opts.seeds, opts.depths, models,
                          opts.data_dir, label_fractions=opts.label_fractions)
-    except DatasetNotFoundError as exc:
+    except (DatasetNotFoundError, ValueError) as exc:  # missing, or a file unreadable
         parser.error(str(exc))
     if not jobs:
         parser.error("no jobs to run: the chosen models do not apply to the chosen datasets.")
     print(banner(jobs, opts, skipped, args.backend, args.n_jobs), file=sys.stderr)
     out = output_folder(args)
-    out.mkdir(parents=True, exist_ok=True)
+    if out.exists() and not out.is_dir():
+        parser.error(f"--output {out} exists and is not a folder; give a folder to write "
+                     "results.csv, results.md and the figures into.")
     try:
-        store, todo = _open_results(out, jobs, args.resume, opts.task)
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        parser.error(f"--output {out} cannot be made a folder: {exc}")
+    try:
+        store, todo = _open_results(out, jobs, args.resume, opts.task, settings={
+            "task": opts.task, "pretrain_epochs": opts.pretrain_epochs,
+            "epochs": opts.epochs, "model_params": opts.params})
     except ValueError as exc:
         parser.error(str(exc))
     if todo:

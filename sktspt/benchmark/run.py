@@ -396,8 +396,12 @@ def read_results(path: str | os.PathLike) -> pd.DataFrame:
     columns = REGRESSION_COLUMNS if "rmse" in header else COLUMNS
     if not text.strip():
         return pd.DataFrame(columns=list(columns)).astype({c: "Int64" for c in INT_COLUMNS})
-    frame = pd.read_csv(io.StringIO(text), keep_default_na=False, na_values=[""],
-                        dtype={"dataset": str, "model": str, "error": str, "augment": str})
+    try:
+        frame = pd.read_csv(io.StringIO(text), keep_default_na=False, na_values=[""],
+                            dtype={"dataset": str, "model": str, "error": str,
+                                   "augment": str})
+    except (pd.errors.ParserError, ValueError) as exc:
+        raise ValueError(f"{path} is malformed: {exc}") from None
     score = ("rmse", "r2") if columns is REGRESSION_COLUMNS else ("accuracy",)
     missing = [c for c in ("dataset", "model", "seed", "depth", *score, "error")
                if c not in frame]
@@ -408,8 +412,42 @@ def read_results(path: str | os.PathLike) -> pd.DataFrame:
     for column in columns:
         if column not in frame:
             frame[column] = None
+    _check_rows(frame, path)
     frame = frame.astype({c: "Int64" for c in INT_COLUMNS if c in frame})
     return frame
+
+
+#: The columns of a results file that hold numbers (empty where not applicable).
+_NUMBER_COLUMNS = ("label_fraction", "accuracy", "rmse", "r2", "fit_s", "predict_s")
+
+
+def _check_rows(frame: pd.DataFrame, path) -> None:
+    """Raise a ValueError naming the line (1 is the header) of the first malformed row: a
+    missing dataset, model or seed, or a value that is not a number where one belongs."""
+    def bad(i: int, column: str, value, what: str):
+        raise ValueError(
+            f"{path}, line {i + 2}: {column} is {value!r}, not {what}. Fix or delete that "
+            "line (or move the file away) and run again."
+        )
+
+    for column in ("dataset", "model"):
+        for i, value in enumerate(frame[column].tolist()):
+            if pd.isna(value) or not str(value).strip():
+                bad(i, column, value, "a name")
+    for column in (*INT_COLUMNS, *_NUMBER_COLUMNS):
+        if column not in frame:
+            continue
+        values = frame[column].tolist()
+        numbers = pd.to_numeric(frame[column], errors="coerce").tolist()
+        for i, (value, number) in enumerate(zip(values, numbers, strict=True)):
+            if pd.isna(value) or value is None:
+                if column == "seed":
+                    bad(i, column, value, "an integer")
+                continue
+            if pd.isna(number):
+                bad(i, column, value, "a number")
+            if column in INT_COLUMNS and not (np.isfinite(number) and number == int(number)):
+                bad(i, column, value, "an integer")
 
 
 class ResultsFile:

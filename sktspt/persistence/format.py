@@ -60,9 +60,28 @@ MAX_HEADER_VALUES = 2**16
 #: Bytes of the ``classes_`` array a file may state (labels times the dtype's item size).
 MAX_CLASSES_BYTES = 16 * 2**20
 #: Tokens of a training-length series (``max_tokens_``) a file may state. Prediction pads
-#: shorter series of an unequal-length model to this length, so a file stating 10**6 would
-#: make a prediction of a few short series allocate gigabytes.
-MAX_TOKENS = 2**16
+#: shorter series of an unequal-length model to this length in passes of fixed shape, so
+#: this bounds what predicting one short series allocates (about 3 GB at 4096 tokens; a
+#: file stating 65536 made it 22 GB).
+MAX_TOKENS = 2**12
+#: Steps of one token (``patch_size_``) a file may state (never more than its
+#: ``n_timepoints_``): prediction pads every series to a multiple of it, so a stated
+#: 10**7 made one short series allocate 56 GB. ``patch_size="auto"`` reaches 4096 only
+#: for series longer than 131,072 steps.
+MAX_PATCH_SIZE = 2**12
+#: Values of one training-length series (``n_channels_ * n_timepoints_``) a file may state.
+MAX_SERIES_VALUES = 2**20
+#: The largest network sizes a file may state (weights larger than this are never fitted
+#: by these estimators): width, feed-forward width, depth, and attention heads.
+MAX_ARCHITECTURE = {"d_model": 2**13, "dim_feedforward": 2**16, "depth": 2**8,
+                    "n_heads": 2**13, "differences": 8}
+#: Most bytes of weights per compressed byte a file may state (plus :data:`WEIGHTS_SLACK`):
+#: fitted float weights hardly compress, so a member that states more is a zip bomb.
+MAX_WEIGHTS_RATIO = 8
+WEIGHTS_SLACK = 2**20
+#: Largest model file read: the metadata's cap and 4 GiB of weights (a billion float32
+#: parameters, far above any model these estimators fit).
+MAX_FILE_BYTES = MAX_METADATA_BYTES + 4 * 2**30
 #: Nesting of a training history: epochs (list), an epoch (dict), its batches (list), a
 #: batch (dict), and their values.
 MAX_HISTORY_DEPTH = 4
@@ -126,7 +145,12 @@ def remove_stale_temporaries(folder: str, base: str) -> None:
         path = os.path.join(folder, entry)
         with contextlib.suppress(OSError):
             if ours.match(entry):
-                fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+                # Only regular files are ours: a FIFO of that name would block the open, a
+                # device must never be removed.
+                if not stat.S_ISREG(os.lstat(path).st_mode):
+                    continue
+                fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+                             | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
                 try:
                     if fcntl is None:  # pragma: no cover - Windows
                         stale = time.time() - os.fstat(fd).st_mtime > _STALE_AFTER_S
@@ -158,12 +182,23 @@ def atomic_write(path: str | os.PathLike, write) -> None:
     renamed over the target with ``os.replace``: readers see the old file or the new
     one, never a mixture. An existing target keeps its permission bits; a new one gets
     the usual ``0o666 & ~umask``. A symbolic link is followed: the file it points to is
-    replaced and the link stays. Temporary files of killed saves are removed first.
+    replaced and the link stays. A target that exists and is not a regular file (a
+    device, a FIFO) is refused with a ValueError, never replaced. Temporary files of
+    killed saves are removed first (regular files only).
     """
     path = os.fspath(path)
     if os.path.isdir(path):
         raise IsADirectoryError(f"{path!r} is a directory; give a file name to save to.")
     target = os.path.realpath(path) if os.path.islink(path) else path
+    try:
+        mode = os.stat(target).st_mode
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):
+        raise ValueError(
+            f"{path!r} exists and is not a regular file (a device, FIFO or socket); saving "
+            "replaces a regular file only. Give the path of a file to write."
+        )
     folder = os.path.dirname(os.path.abspath(target))
     base = os.path.basename(target)
     remove_stale_temporaries(folder, base)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import stat
 import warnings
 import zipfile
 
@@ -22,6 +23,7 @@ from safetensors.torch import load as load_tensors
 from skorch.history import History
 
 from .._bounded import depth as _json_depth
+from .._params import ARCHITECTURE, check_value
 from ..augment import AUGMENTS, MIXUP_KINDS
 from ..classifier import SPTClassifier
 from ..data import InputSpec, Normalizer
@@ -30,11 +32,17 @@ from ..regressor import SPTRegressor
 from .format import (
     CLASS_KINDS,
     EPOCH_STATE,
+    MAX_ARCHITECTURE,
     MAX_CLASSES_BYTES,
+    MAX_FILE_BYTES,
     MAX_HISTORY_DEPTH,
+    MAX_PATCH_SIZE,
+    MAX_SERIES_VALUES,
     MAX_TOKENS,
+    MAX_WEIGHTS_RATIO,
     SHAPE_STATE,
     WEIGHTS,
+    WEIGHTS_SLACK,
     ArchitectureMismatch,
     Refused,
     check_against_header,
@@ -254,13 +262,52 @@ def _input_spec(est, fitted: dict) -> tuple[InputSpec, dict]:
             "n_features_in_" in est.__dict__ and spec.n_channels != 1):
         raise ValueError("n_features_in_ (of a model fitted on 2D input) must equal "
                          "n_timepoints_, with one channel")
+    if spec.patch_size > min(spec.n_timepoints, MAX_PATCH_SIZE):
+        raise ValueError(
+            f"patch_size_={spec.patch_size} is more than the {MAX_PATCH_SIZE} steps a saved "
+            f"model's token may have, or than its n_timepoints_={spec.n_timepoints} "
+            "(prediction pads every series to a multiple of it)"
+        )
+    if spec.n_channels * spec.n_timepoints > MAX_SERIES_VALUES:
+        raise ValueError(
+            f"n_channels_ x n_timepoints_ = {spec.n_channels} x {spec.n_timepoints} is more "
+            f"than the {MAX_SERIES_VALUES} values a saved model's series may have"
+        )
     encoder_kwargs = fitted["encoder_kwargs"]
     if not isinstance(encoder_kwargs, dict):
         raise ValueError("encoder_kwargs must be a mapping")
+    _check_architecture(encoder_kwargs)
     for key, value in spec.encoder_kwargs().items():
         if encoder_kwargs[key] != value:
             raise ValueError(f"encoder_kwargs_[{key!r}] disagrees with {key}_")
     return spec, encoder_kwargs
+
+
+def _check_architecture(encoder_kwargs: dict) -> None:
+    """The network fields of ``encoder_kwargs`` as ``fit`` would accept them (each value's
+    constraint, ``n_heads`` dividing ``d_model``) and within :data:`MAX_ARCHITECTURE`;
+    fields of files written before a field existed may be absent."""
+    for name in ARCHITECTURE:
+        if name not in encoder_kwargs:
+            continue
+        value = encoder_kwargs[name]
+        try:
+            check_value(name, value)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"encoder_kwargs_[{name!r}]: {exc}") from None
+        if name in MAX_ARCHITECTURE and value > MAX_ARCHITECTURE[name]:
+            raise ValueError(
+                f"encoder_kwargs_[{name!r}]={value} is more than the "
+                f"{MAX_ARCHITECTURE[name]} a saved model may have"
+            )
+    for name in ("d_model", "n_heads", "depth", "dim_feedforward"):
+        if name not in encoder_kwargs:
+            raise ValueError(f"encoder_kwargs lacks {name!r}")
+    if encoder_kwargs["d_model"] % encoder_kwargs["n_heads"]:
+        raise ValueError(
+            f"encoder_kwargs_: d_model={encoder_kwargs['d_model']} is not divisible by "
+            f"n_heads={encoder_kwargs['n_heads']}"
+        )
 
 
 def _history(value, name: str) -> list:
@@ -344,7 +391,11 @@ def _build(meta: dict, device, probe: bool = False):
         else _targets(fitted["targets"]) if is_regressor else {}
     )
     with torch.device("meta") if probe else contextlib.nullcontext():
-        net = est._restore(spec, encoder_kwargs, **targets)
+        if probe:  # parameters validated on a real device; the probe then builds on meta
+            est.device = "cpu"
+            est._check_params()
+            est.device = "meta"
+        net = est._restore(spec, encoder_kwargs, check=not probe, **targets)
     if supervised:
         ph = fitted.get("pretrain_history")
         est.pretrain_history_ = None if ph is None else History(_history(ph, "pretrain_history"))
@@ -395,7 +446,7 @@ def load(path: str | os.PathLike, device: str | None = None):
         If the file cannot be opened (missing, a directory, no permission).
     """
     path = os.fspath(path)
-    with open(path, "rb") as f:
+    with _open_regular(path) as f:
         try:
             return _load(f, path, device)
         except Refused as exc:
@@ -409,6 +460,35 @@ def load(path: str | os.PathLike, device: str | None = None):
                 f"{path!r} is not a readable sktspt model file (corrupted, crafted or "
                 f"another format): {type(exc).__name__}: {exc}"
             ) from exc
+
+
+def _open_regular(path: str):
+    """``path`` opened for reading, refused (ValueError) unless it is a regular file no
+    larger than :data:`~.format.MAX_FILE_BYTES`.
+
+    Opened without blocking (a FIFO would wait for a writer) and checked on the open
+    descriptor, so a device (``/dev/zero``), a FIFO or a socket is never read.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError(
+                f"{path!r} is not a regular file (a device, FIFO or socket); an sktspt model "
+                "is read from a regular file only."
+            )
+        if info.st_size > MAX_FILE_BYTES:
+            raise ValueError(
+                f"{path!r} has {info.st_size} bytes, more than the {MAX_FILE_BYTES} an sktspt "
+                "model file may have."
+            )
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def _load(f, path: str, device):
@@ -426,6 +506,12 @@ def _load(f, path: str, device):
             why = f"missing entry {exc.args[0]!r}" if isinstance(exc, KeyError) else str(exc)
             raise Refused(f"{path!r} has invalid metadata: {why}") from exc
         check_against_header(probe_net.module_, header)
+        info = zf.getinfo(WEIGHTS)
+        if info.file_size > MAX_WEIGHTS_RATIO * info.compress_size + WEIGHTS_SLACK:
+            raise Refused(
+                f"{path!r} has implausible weights: {info.file_size} bytes stored in "
+                f"{info.compress_size} compressed (fitted weights hardly compress; a zip bomb)"
+            )
         if zf.getinfo(WEIGHTS).file_size != size:
             raise Refused(
                 f"{path!r} has corrupted weights: the member has "
