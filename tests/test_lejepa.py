@@ -121,6 +121,7 @@ def test_masked_sigreg_adds_exactly_the_weighted_regulariser():
         module__patch_size=4, module__max_tokens=8, module__d_model=16, module__depth=1,
         module__n_heads=2, module__dim_feedforward=16, module__dropout=0.0, max_epochs=3,
         batch_size=16, train_split=None, optimizer=torch.optim.AdamW, mask_seed=3,
+        masking="span", mask_ratio=0.3, mean_span=3.0,
     )
     histories = {}
     for name, cls, extra in [("plain", MaskedPretrainNet, {}),

@@ -59,6 +59,7 @@ def test_losses_are_float32_under_bfloat16():
         module__n_channels=2, module__patch_size=4, module__d_model=16, module__n_heads=2,
         module__depth=1, module__dim_feedforward=16, module__max_tokens=8,
         criterion=torch.nn.MSELoss, precision="bfloat16", train_split=None, max_epochs=1,
+        masking="span", mask_ratio=0.3, mean_span=3.0,
     ).initialize()
     gen = torch.Generator().manual_seed(0)
     loss, y_pred = net.random_step((X, torch.zeros(0)), gen, True)
