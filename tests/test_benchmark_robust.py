@@ -19,7 +19,9 @@ import pytest
 
 from sktspt import benchmark
 from sktspt.benchmark import MODELS, ModelSpec, main
-from sktspt.benchmark.run import Job, ResultsFile, read_results, run_benchmark
+from sktspt.benchmark.execution import run_benchmark
+from sktspt.benchmark.results import ResultsFile, read_results
+from sktspt.benchmark.run import Job
 
 DATASET = "ItalyPowerDemand"
 
@@ -118,7 +120,7 @@ def _no_data(job, spec, kwargs):
 
 
 def test_jobs_caught_in_a_broken_pool_run_again_and_a_repeat_killer_is_given_up():
-    from sktspt.benchmark.run import _Call, _run_loky
+    from sktspt.benchmark.execution import _Call, _run_loky
 
     call = _Call(FAKES, 1, 1, {}, n_parallel=2, threads=1)
     call.fn = _no_data
@@ -314,7 +316,7 @@ def test_a_failed_dispatch_raises_in_the_caller_instead_of_hanging(monkeypatch):
     happens in the caller's thread, so the same failure raises there."""
     from joblib.externals import loky
 
-    from sktspt.benchmark import run
+    from sktspt.benchmark import execution as run
 
     real = loky.get_reusable_executor
     submits = []

@@ -447,7 +447,8 @@ def _open_results(out: Path, jobs, resume: bool, task: str = "classification",
     free ``results.previous[.N].csv``, never over an earlier one. With ``resume`` the rows
     must have been fitted with ``settings`` (:func:`_check_settings`).
     """
-    from .run import ResultsFile, columns_of, rows_of_jobs
+    from .results import ResultsFile, rows_of_jobs
+    from .run import columns_of
 
     path = out / "results.csv"
     columns = columns_of(task)
@@ -588,7 +589,9 @@ def _main(argv: list[str]) -> int:
     else:
         from .figures import write_figures
         from .report import markdown_page, markdown_tables
-    from .run import plan_jobs, rows_of_jobs, run_benchmark, skipped_cells
+    from .execution import run_benchmark
+    from .results import rows_of_jobs
+    from .run import plan_jobs, skipped_cells
 
     models = registry(opts.task)[0]
 
