@@ -8,7 +8,8 @@ import pytest
 from sktspt.benchmark import MODELS, ModelSpec, execution, main
 from sktspt.benchmark import cli as cli_module
 from sktspt.benchmark import run as run_module
-from sktspt.benchmark.cli import build_parser, output_folder, resolve_options
+from sktspt.benchmark.cli import output_folder
+from sktspt.benchmark.options import build_parser, resolve_options
 
 DATASET = "ItalyPowerDemand"
 

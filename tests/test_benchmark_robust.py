@@ -252,8 +252,8 @@ def test_warm_up_fit_is_untimed_and_runs_once_per_dataset_and_process(monkeypatc
 
 
 def test_datasets_all_runs_every_problem_of_the_data_dir(tmp_path, capsys):
-    from sktspt.benchmark.cli import build_parser, resolve_options
     from sktspt.benchmark.datasets import _sktime_data_dir
+    from sktspt.benchmark.options import build_parser, resolve_options
 
     for name in ("Alpha", "Beta"):
         (tmp_path / name).mkdir()
@@ -280,7 +280,7 @@ def test_datasets_all_runs_every_problem_of_the_data_dir(tmp_path, capsys):
 
 def test_help_loads_neither_torch_nor_sktime_nor_pandas():
     code = ("import sys\n"
-            "from sktspt.benchmark.cli import build_parser\n"
+            "from sktspt.benchmark.options import build_parser\n"
             "text = build_parser().format_help()\n"
             "print(sorted(m for m in ('torch', 'sktime', 'pandas') if m in sys.modules))\n"
             "print('critical_difference.png' in text, '--resume' in text)")
@@ -292,8 +292,8 @@ def test_help_loads_neither_torch_nor_sktime_nor_pandas():
 
 
 def test_registry_lists_every_masking_objective():
-    from sktspt.benchmark.cli import _BACKENDS
     from sktspt.benchmark.models import _MASKINGS
+    from sktspt.benchmark.options import _BACKENDS
     from sktspt.masking import MASKINGS
 
     assert _MASKINGS == MASKINGS
