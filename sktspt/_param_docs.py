@@ -56,7 +56,7 @@ a third fewer weights than CRATE. Both ignore ``dim_feedforward``."""),
 ``"global"``: per-channel statistics of the training data (part of the fitted
 state); ``"instance"``: each series standardised on its own; ``"auto"``:
 ``"instance"`` when the training series' scales span more than three orders of
-magnitude, else ``"global"`` (:func:`sktspt.data.resolve_normalization`)."""),
+magnitude, else ``"global"`` (:func:`sktspt.normalization.resolve_normalization`)."""),
     # the self-pretraining objective
     "masking": ('{"random", "span", "block", "channel", "mixed"}',
                 "Masking objective, see :mod:`sktspt.masking`."),
