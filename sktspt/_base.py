@@ -25,6 +25,7 @@ from ._params import (
     validate,
 )
 from .augment import Augmentation
+from .claim import RunLock, fit_fingerprint, open_run
 from .data import InputSpec, PanelInfo, check_panel, warn_if_transposed
 from .inference import infer
 from .masking import resolve_masking
@@ -33,7 +34,6 @@ from .nn.heads import LeJEPAModel, ReconstructionModel
 from .nn.panel_fit import fit_to_panel
 from .persistence.saving import save as save_estimator
 from .precision import autocast, autocast_dtype, matmul_precision
-from .resume import RunLock, fit_fingerprint, open_run
 from .trainer import Trainer
 from .training import LeJEPANet, MaskedPretrainNet, MaskedSigRegNet
 

@@ -17,7 +17,6 @@ then fine-tuning the whole network with a task head through
 
 from __future__ import annotations
 
-import copy
 import inspect
 import math
 import re
@@ -27,7 +26,6 @@ import numpy as np
 import torch
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
-from skorch.history import History
 
 from ._base import (
     EmbeddingTransformerMixin,
@@ -50,8 +48,10 @@ from ._params import show as _show
 from .augment import MIXUP_KINDS, resolve_mixup
 from .data import check_panel
 from .inference import INFERENCE_BATCH
+from .loaders import net_input, stack_panels
 from .nn.panel_fit import fit_to_panel
 from .precision import autocast_dtype
+from .trainer import net_state, restore_net_state
 from .training import FineTuningNet, layer_decay_groups
 
 __all__ = ["SupervisedSPT"]
@@ -67,60 +67,9 @@ _PRETRAINER_PARAMS = (
 )
 
 
-def _pad_to(X: np.ndarray, length: int) -> np.ndarray:
-    return np.pad(X, ((0, 0), (0, 0), (0, length - X.shape[2])), constant_values=np.nan)
-
-
-def _stacked(Xp: np.ndarray, U: np.ndarray) -> np.ndarray:
-    """Prepared panels ``Xp`` and ``U`` as one, the shorter NaN-padded to the longer."""
-    t = max(Xp.shape[2], U.shape[2])
-    return np.concatenate([_pad_to(Xp, t), _pad_to(U, t)])
-
-
 #: Most values (series x tokens x features) of a training panel's fixed features that a
 #: fit keeps in memory (256 MB in float32); a larger panel computes them at every step.
 FEATURE_CACHE_VALUES = 2**26
-
-
-def _net_input(Xp: np.ndarray, weights: np.ndarray | None = None,
-               features: np.ndarray | None = None):
-    """Training input for skorch: ``Xp``, or a dict with per-series loss weights and the
-    network's fixed features of ``Xp`` beside it (skorch slices every key alike)."""
-    if weights is None and features is None:
-        return Xp
-    X = {"X": Xp}
-    if weights is not None:
-        X["sample_weight"] = weights
-    if features is not None:
-        X["features"] = features
-    return X
-
-
-_ABSENT = object()
-
-
-def _net_state(net) -> dict:
-    """What a warm start changes in ``net`` in place: weights, optimizer state, history, the
-    loss's reduction and the training precision (for :func:`_restore_net_state`)."""
-    return {
-        "module": {k: v.detach().clone() for k, v in net.module_.state_dict().items()},
-        "optimizer": copy.deepcopy(net.optimizer_.state_dict()),
-        "history": copy.deepcopy(net.history.to_list()),
-        "reduction": getattr(net.criterion_, "reduction", None),
-        "precision": vars(net).get("precision", _ABSENT),
-    }
-
-
-def _restore_net_state(net, state: dict) -> None:
-    """Put back what :func:`_net_state` saved: a failed warm start leaves the net as it was."""
-    net.module_.load_state_dict(state["module"])
-    net.optimizer_.load_state_dict(state["optimizer"])
-    net.history[:] = History(state["history"])  # in place: history_ is the same object
-    if state["reduction"] is not None:
-        net.criterion_.reduction = state["reduction"]
-    if state["precision"] is not _ABSENT:
-        net.precision = state["precision"]
-    settle_eval(net.module_)
 
 
 class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
@@ -245,7 +194,7 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
                         [self.pretrainer.encoder_] * self._n_members()
                     ).state_dict()
             elif self.pretrain_epochs != 0:
-                pre_X = Xp if U is None else _stacked(Xp, U)
+                pre_X = Xp if U is None else stack_panels(Xp, U)
                 self.pretrain_epochs_ = trainer.epochs(
                     self.pretrain_epochs, len(pre_X), seed, steps=self._auto_budget("pretrain"))
                 pre_net = self._pretrain(trainer, pre_X, self.pretrain_epochs_, seed,
@@ -262,7 +211,7 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
             )
             self._start_finetuning(net, encoder_state, Xp)
             if self.max_epochs_ > 0:
-                trainer.train(net, _net_input(Xp, weights, self._fixed_features(net, Xp)),
+                trainer.train(net, net_input(Xp, weights, self._fixed_features(net, Xp)),
                               y_enc, self.max_epochs_, "fine-tuning")
             self.n_pseudo_labeled_ = 0
             if U is not None and self._self_trains():
@@ -284,7 +233,7 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         self.n_pseudo_labeled_ = len(keep)
         if not len(keep):
             return net
-        X2 = _stacked(Xp, U[keep])
+        X2 = stack_panels(Xp, U[keep])
         y2 = np.concatenate([y_enc, targets])
         if weights is not None:  # the pseudo-labelled series weigh as an average series
             weights = np.concatenate([weights, np.ones(len(keep), dtype=weights.dtype)])
@@ -294,7 +243,7 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
                                      "selftrain", weighted=weights is not None)
         self._start_finetuning(student, encoder_state, X2)
         if self.max_epochs_ > 0:
-            trainer.train(student, _net_input(X2, weights, self._fixed_features(student, X2)),
+            trainer.train(student, net_input(X2, weights, self._fixed_features(student, X2)),
                           y2, self.max_epochs_, "self-training")
         return student
 
@@ -353,18 +302,11 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         encoder.load_state_dict({**state, **fresh})
 
     def _fixed_features(self, net, Xp: np.ndarray) -> np.ndarray | None:
-        """The network's fixed features of the training panel ``Xp`` ``(n, k, features)``,
-        computed once for the whole fine-tuning phase, or None where it computes them at
-        every step.
-
-        With ``cache_features``, the rocket tokenizer's features, which nothing trained
-        lies below, are computed once instead of at every step. Rolls and mixup then act
-        on the tokens' features (:func:`~sktspt.augment.token_panel`): exact where
-        fine-tuning uses neither, an approximation of the rolled or mixed series' features
-        where it does (``docs/tuning.md``). Not for other augmentations (which
-        change values inside a patch), ensembles, or panels past
-        :data:`FEATURE_CACHE_VALUES`.
-        """
+        """With ``cache_features``, the rocket tokenizer's fixed features of the training
+        panel ``Xp`` ``(n, k, features)``, computed once for the fine-tuning phase; None
+        where they are computed at every step (other augmentations, which change values
+        inside a patch; ensembles; panels past :data:`FEATURE_CACHE_VALUES`). Rolls and
+        mixup then act on the tokens' features (:func:`~sktspt.augment.token_panel`)."""
         module = net.module_
         if (not getattr(self, "cache_features", False) or self._n_members() > 1
                 or self._augment() not in (False, "roll")
@@ -528,11 +470,11 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         Xp = self._input(X)
         y_enc = self._continue_targets(y, len(Xp))
         weights = self._sample_weights(sample_weight, y_enc)
-        saved = _net_state(self.net_)
+        saved = net_state(self.net_)
         try:
             return self._continue_training(Xp, y_enc, weights)
         except BaseException:
-            _restore_net_state(self.net_, saved)
+            restore_net_state(self.net_, saved)
             raise
 
     def _continue_training(self, Xp, y_enc, weights):
@@ -544,7 +486,7 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         # may have been loaded on another device); raises where the device cannot train it.
         self.net_.precision = autocast_dtype(self.precision, self._device)
         with self._seeded(self._seed()):
-            self.net_.partial_fit(_net_input(Xp, weights), y_enc)
+            self.net_.partial_fit(net_input(Xp, weights), y_enc)
         settle_eval(self.net_.module_)
         return self
 

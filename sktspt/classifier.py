@@ -12,13 +12,9 @@ from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import with_threads
-from ._params import (
-    Integer,
-    Number,
-    ParameterHints,
-    class_weight_or_none,
-    document_parameters,
-)
+from ._param_docs import document_parameters
+from ._param_hints import ParameterHints
+from ._params import Integer, Number, class_weight_or_none
 from ._params import show as _show
 from ._supervised import SupervisedSPT
 from .augment import roll_series

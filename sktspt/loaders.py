@@ -15,7 +15,7 @@ from torch.utils.data import Subset
 
 from .views import valid_lengths
 
-__all__ = ["TensorBatchIterator"]
+__all__ = ["TensorBatchIterator", "net_input", "stack_panels"]
 
 
 def _as_tensors(dataset, pin_memory: bool = False) -> tuple[torch.Tensor, torch.Tensor | None]:
@@ -134,3 +134,27 @@ class TensorBatchIterator:
         if "features" in Xb:
             Xb["features"] = Xb["features"][:, : length // self.trim_multiple]
         return Xb
+
+
+def _pad_to(X: np.ndarray, length: int) -> np.ndarray:
+    return np.pad(X, ((0, 0), (0, 0), (0, length - X.shape[2])), constant_values=np.nan)
+
+
+def stack_panels(Xp: np.ndarray, U: np.ndarray) -> np.ndarray:
+    """Prepared panels ``Xp`` and ``U`` as one, the shorter NaN-padded to the longer."""
+    t = max(Xp.shape[2], U.shape[2])
+    return np.concatenate([_pad_to(Xp, t), _pad_to(U, t)])
+
+
+def net_input(Xp: np.ndarray, weights: np.ndarray | None = None,
+               features: np.ndarray | None = None):
+    """Training input for skorch: ``Xp``, or a dict with per-series loss weights and the
+    network's fixed features of ``Xp`` beside it (skorch slices every key alike)."""
+    if weights is None and features is None:
+        return Xp
+    X = {"X": Xp}
+    if weights is not None:
+        X["sample_weight"] = weights
+    if features is not None:
+        X["features"] = features
+    return X

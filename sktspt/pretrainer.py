@@ -10,14 +10,9 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._base import EmbeddingTransformerMixin, SPTBase, all_or_nothing, with_threads
 from ._concurrency import settle_eval
-from ._params import (
-    DEPRECATED,
-    EPOCHS,
-    PRETRAINER_DOCS,
-    Deprecated,
-    ParameterHints,
-    document_parameters,
-)
+from ._param_docs import PRETRAINER_DOCS, document_parameters
+from ._param_hints import ParameterHints
+from ._params import DEPRECATED, EPOCHS, Deprecated
 from .data import check_panel
 from .training import LeJEPANet
 

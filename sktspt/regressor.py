@@ -8,14 +8,9 @@ from sklearn.base import RegressorMixin
 from sklearn.utils.validation import check_array, check_is_fitted
 
 from ._base import with_threads
-from ._params import (
-    REGRESSION_LOSSES,
-    REGRESSOR_DOCS,
-    Options,
-    ParameterHints,
-    document_parameters,
-    show,
-)
+from ._param_docs import REGRESSOR_DOCS, document_parameters
+from ._param_hints import ParameterHints
+from ._params import REGRESSION_LOSSES, Options, show
 from ._supervised import SupervisedSPT
 from .data import check_finite_output
 from .nn.heads import RegressionModel

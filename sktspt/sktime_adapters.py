@@ -40,7 +40,8 @@ from sktime.classification.base import BaseClassifier
 from sktime.regression.base import BaseRegressor
 from sktime.transformations.base import BaseTransformer
 
-from ._params import ParameterHints, document_parameters
+from ._param_docs import document_parameters
+from ._param_hints import ParameterHints
 from .classifier import SPTClassifier
 from .pretrainer import SPTPretrainer
 from .regressor import SPTRegressor

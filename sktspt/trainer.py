@@ -18,6 +18,7 @@ Examples
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 from dataclasses import dataclass
@@ -27,8 +28,10 @@ import numpy as np
 import torch
 from skorch.callbacks import EarlyStopping, LRScheduler
 from skorch.dataset import ValidSplit
+from skorch.history import History
 from skorch.utils import noop
 
+from ._concurrency import settle_eval
 from .callbacks import FiniteLoss, LighthouseSchedule, MemberGradientClipping
 from .data import InputSpec
 from .loaders import TensorBatchIterator
@@ -39,7 +42,7 @@ from .progress import PhaseProgress, PhaseTable
 from .resume import RESUME_CALLBACK, EpochCheckpoint, stopped_early
 from .training import WarmupCosine, resolve_warmup
 
-__all__ = ["PHASE_LABELS", "Trainer", "fused_adamw_params"]
+__all__ = ["PHASE_LABELS", "Trainer", "fused_adamw_params", "net_state", "restore_net_state"]
 
 #: Names that ``verbose`` shows for the training phases.
 PHASE_LABELS = {"pretrain": "pretraining", "finetune": "fine-tuning", "selftrain": "self-training"}
@@ -283,3 +286,30 @@ class Trainer:
         if checkpoint is not None:
             checkpoint.finish(net)
         return net
+
+
+_ABSENT = object()
+
+
+def net_state(net) -> dict:
+    """What a warm start changes in ``net`` in place: weights, optimizer state, history, the
+    loss's reduction and the training precision (for :func:`restore_net_state`)."""
+    return {
+        "module": {k: v.detach().clone() for k, v in net.module_.state_dict().items()},
+        "optimizer": copy.deepcopy(net.optimizer_.state_dict()),
+        "history": copy.deepcopy(net.history.to_list()),
+        "reduction": getattr(net.criterion_, "reduction", None),
+        "precision": vars(net).get("precision", _ABSENT),
+    }
+
+
+def restore_net_state(net, state: dict) -> None:
+    """Put back what :func:`net_state` saved: a failed warm start leaves the net as it was."""
+    net.module_.load_state_dict(state["module"])
+    net.optimizer_.load_state_dict(state["optimizer"])
+    net.history[:] = History(state["history"])  # in place: history_ is the same object
+    if state["reduction"] is not None:
+        net.criterion_.reduction = state["reduction"]
+    if state["precision"] is not _ABSENT:
+        net.precision = state["precision"]
+    settle_eval(net.module_)

@@ -358,7 +358,8 @@ def test_accuracy_error_bars_stop_at_one(tmp_path, saved_figures):
 
 
 def test_banner_counts_fits_with_skipped_cells_and_tables_explain_them():
-    from sktspt.benchmark.cli import Options, banner
+    from sktspt.benchmark.cli import banner
+    from sktspt.benchmark.options import Options
 
     datasets, models = ["ItalyPowerDemand", "BasicMotions"], ["spt-channel", "minirocket"]
     opts = Options(datasets, models, seeds=[0, 1], pretrain_epochs=1, epochs=1,

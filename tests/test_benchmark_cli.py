@@ -5,10 +5,11 @@ that says it is a smoke test. Fast: a fake instant model, no training."""
 import numpy as np
 import pytest
 
-from sktspt.benchmark import MODELS, ModelSpec, main
+from sktspt.benchmark import MODELS, ModelSpec, execution, main
 from sktspt.benchmark import cli as cli_module
 from sktspt.benchmark import run as run_module
-from sktspt.benchmark.cli import build_parser, output_folder, resolve_options
+from sktspt.benchmark.cli import output_folder
+from sktspt.benchmark.options import build_parser, resolve_options
 
 DATASET = "ItalyPowerDemand"
 
@@ -77,13 +78,13 @@ def test_quick_page_says_it_is_a_smoke_test(fake, tmp_path, monkeypatch):
 
 
 def test_ctrl_c_prints_one_message_naming_resume(fake, tmp_path, monkeypatch, capsys):
-    real = run_module.run_benchmark
+    real = execution.run_benchmark
 
     def interrupted(jobs, *args, **kwargs):  # one fit finishes, then Ctrl-C
         real(jobs[:1], *args, **kwargs)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(run_module, "run_benchmark", interrupted)
+    monkeypatch.setattr(execution, "run_benchmark", interrupted)
     out = tmp_path / "res"
     argv = ["--datasets", DATASET, "--models", "fake", "--seed-list", "4", "5",
             "--output", str(out), "--no-progress"]
@@ -92,7 +93,7 @@ def test_ctrl_c_prints_one_message_naming_resume(fake, tmp_path, monkeypatch, ca
     assert "Traceback" not in err
     assert f"interrupted: 1 finished fit is in {out / 'results.csv'}" in err
     assert err.rstrip().endswith(" ".join(["python -m sktspt.benchmark", *argv, "--resume"]))
-    monkeypatch.setattr(run_module, "run_benchmark", real)
+    monkeypatch.setattr(execution, "run_benchmark", real)
     assert main([*argv, "--resume"]) == 0  # and the command it names finishes the run
     assert "skipped 1 fit already in" in capsys.readouterr().err
 

@@ -8,7 +8,8 @@ import pytest
 from sktspt.benchmark import MODELS, ModelSpec, load_dataset, main
 from sktspt.benchmark.labels import SelfTrainingMiniRocket, labelled_subset
 from sktspt.benchmark.models import RunConfig
-from sktspt.benchmark.run import Job, ResultsFile, read_results, run_job
+from sktspt.benchmark.results import ResultsFile, read_results
+from sktspt.benchmark.run import Job, run_job
 
 DATASET = "ItalyPowerDemand"
 TINY = {"d_model": 16, "n_heads": 2, "dim_feedforward": 32, "depth": 1}

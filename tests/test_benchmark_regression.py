@@ -18,7 +18,8 @@ from sktspt.benchmark import (
     main,
     resolve_options,
 )
-from sktspt.benchmark.run import REGRESSION_COLUMNS, read_results
+from sktspt.benchmark.results import read_results
+from sktspt.benchmark.run import REGRESSION_COLUMNS
 
 TINY = ["--pretrain-epochs", "1", "--epochs", "1", "--depth", "1", "--model-params",
         "d_model=16", "n_heads=2", "dim_feedforward=32", "--threads", "1", "--no-progress"]
@@ -182,7 +183,8 @@ def test_a_results_file_of_the_other_task_is_not_resumed_into(tmp_path, fake_reg
     argv = ["--datasets", "Tecator", "--models", "mean", "--seeds", "1", "--no-progress",
             "--output", str(out)]
     assert main(argv) == 0
-    from sktspt.benchmark.run import COLUMNS, ResultsFile
+    from sktspt.benchmark.results import ResultsFile
+    from sktspt.benchmark.run import COLUMNS
 
     with pytest.raises(ValueError, match="not written by this version of the benchmark"):
         ResultsFile(out / "results.csv", COLUMNS)

@@ -19,7 +19,9 @@ import pytest
 
 from sktspt import benchmark
 from sktspt.benchmark import MODELS, ModelSpec, main
-from sktspt.benchmark.run import Job, ResultsFile, read_results, run_benchmark
+from sktspt.benchmark.execution import run_benchmark
+from sktspt.benchmark.results import ResultsFile, read_results
+from sktspt.benchmark.run import Job
 
 DATASET = "ItalyPowerDemand"
 
@@ -118,7 +120,7 @@ def _no_data(job, spec, kwargs):
 
 
 def test_jobs_caught_in_a_broken_pool_run_again_and_a_repeat_killer_is_given_up():
-    from sktspt.benchmark.run import _Call, _run_loky
+    from sktspt.benchmark.execution import _Call, _run_loky
 
     call = _Call(FAKES, 1, 1, {}, n_parallel=2, threads=1)
     call.fn = _no_data
@@ -250,8 +252,8 @@ def test_warm_up_fit_is_untimed_and_runs_once_per_dataset_and_process(monkeypatc
 
 
 def test_datasets_all_runs_every_problem_of_the_data_dir(tmp_path, capsys):
-    from sktspt.benchmark.cli import build_parser, resolve_options
     from sktspt.benchmark.datasets import _sktime_data_dir
+    from sktspt.benchmark.options import build_parser, resolve_options
 
     for name in ("Alpha", "Beta"):
         (tmp_path / name).mkdir()
@@ -278,7 +280,7 @@ def test_datasets_all_runs_every_problem_of_the_data_dir(tmp_path, capsys):
 
 def test_help_loads_neither_torch_nor_sktime_nor_pandas():
     code = ("import sys\n"
-            "from sktspt.benchmark.cli import build_parser\n"
+            "from sktspt.benchmark.options import build_parser\n"
             "text = build_parser().format_help()\n"
             "print(sorted(m for m in ('torch', 'sktime', 'pandas') if m in sys.modules))\n"
             "print('critical_difference.png' in text, '--resume' in text)")
@@ -290,8 +292,8 @@ def test_help_loads_neither_torch_nor_sktime_nor_pandas():
 
 
 def test_registry_lists_every_masking_objective():
-    from sktspt.benchmark.cli import _BACKENDS
     from sktspt.benchmark.models import _MASKINGS
+    from sktspt.benchmark.options import _BACKENDS
     from sktspt.masking import MASKINGS
 
     assert _MASKINGS == MASKINGS
@@ -314,7 +316,7 @@ def test_a_failed_dispatch_raises_in_the_caller_instead_of_hanging(monkeypatch):
     happens in the caller's thread, so the same failure raises there."""
     from joblib.externals import loky
 
-    from sktspt.benchmark import run
+    from sktspt.benchmark import execution as run
 
     real = loky.get_reusable_executor
     submits = []

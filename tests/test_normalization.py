@@ -5,7 +5,7 @@ import pytest
 from conftest import make_panel
 
 from sktspt import SPTClassifier
-from sktspt.data import resolve_normalization
+from sktspt.normalization import resolve_normalization
 
 
 def _spread_panel(orders: float, n=40, t=32, seed=0):

@@ -17,7 +17,9 @@ from sklearn.base import clone
 
 from sktspt import SPTClassifier, SPTPretrainer, SPTRegressor
 from sktspt._base import SPTBase
-from sktspt._params import BASE_CONSTRAINTS, PARAMETER_DOCS, suggest_parameter
+from sktspt._param_docs import PARAMETER_DOCS
+from sktspt._param_hints import suggest_parameter
+from sktspt._params import BASE_CONSTRAINTS
 
 pytest.importorskip("sktime")
 from sktspt.sktime_adapters import (  # noqa: E402

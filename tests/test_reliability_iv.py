@@ -495,7 +495,7 @@ def test_resume_of_a_run_without_settings_checks_its_rows_epochs(bench, tmp_path
 
 
 def test_runs_without_resume_never_overwrite_an_earlier_runs_results(bench, tmp_path):
-    from sktspt.benchmark.run import read_results
+    from sktspt.benchmark.results import read_results
 
     for seeds in ("1", "2", "3"):
         assert bench("--output", str(tmp_path), "--seeds", seeds) == 0
@@ -541,7 +541,7 @@ def archive_copy(folder, edit_train=None, edit_test=None):
 
 def benchmark_errors(bench, tmp_path, *argv) -> str:
     """The usage error of a benchmark run, or the errors of its failed rows."""
-    from sktspt.benchmark.run import read_results
+    from sktspt.benchmark.results import read_results
 
     outcome = bench(*argv, "--output", str(tmp_path / "out"))
     if isinstance(outcome, str):

@@ -33,11 +33,16 @@ The package's modules, one job each:
   local folder (``--data-dir``) or sktime's downloader;
 - :mod:`sktspt.benchmark.models`: the registry :data:`MODELS`, a plain dict
   ``name -> ModelSpec(factory)``, to which a new model type is one more entry;
-- :mod:`sktspt.benchmark.run`: planning and running the jobs (loky, dask or ray futures) and
-  the results file;
-- :mod:`sktspt.benchmark.report`: the Markdown tables and page, and the figures;
+- :mod:`sktspt.benchmark.run`: one job (fit and score) and planning the jobs;
+- :mod:`sktspt.benchmark.execution`: running the jobs (inline, loky, dask or ray futures);
+- :mod:`sktspt.benchmark.results`: the results file, appended fit by fit, and ``--resume``;
+- :mod:`sktspt.benchmark.report`: the Markdown tables and page;
+- :mod:`sktspt.benchmark.figures`: the figures;
+- :mod:`sktspt.benchmark.minirocket`: MiniRocket as sktime and aeon set it up;
+- :mod:`sktspt.benchmark.archive`: the UCR archive page beside published results;
 - :mod:`sktspt.benchmark.report_regression`: the same for the regression task (RMSE and
   R² tables, RMSE per dataset, RMSE ranks, R² pairwise);
+- :mod:`sktspt.benchmark.options`: the command line's options;
 - :mod:`sktspt.benchmark.cli`: the command line.
 """
 
@@ -46,12 +51,12 @@ from importlib import import_module
 # Names load on first use, so that ``--help`` and ``import sktspt.benchmark`` stay light
 # (no torch, sktime or pandas until a run needs them).
 _LAZY = {
-    "FULL_SEEDS": "cli",
-    "QUICK": "cli",
-    "QUICK_REGRESSION": "cli",
-    "build_parser": "cli",
+    "FULL_SEEDS": "options",
+    "QUICK": "options",
+    "QUICK_REGRESSION": "options",
+    "build_parser": "options",
     "main": "cli",
-    "resolve_options": "cli",
+    "resolve_options": "options",
     "DATASETS": "datasets",
     "HELDOUT": "datasets",
     "TASKS": "datasets",
@@ -85,15 +90,15 @@ _LAZY = {
     "Job": "run",
     "REGRESSION_COLUMNS": "run",
     "columns_of": "run",
-    "ResultsFile": "run",
+    "ResultsFile": "results",
     "Skipped": "run",
     "Timing": "run",
     "cpu_count": "run",
     "n_params": "run",
     "plan_jobs": "run",
-    "read_results": "run",
-    "rows_of_jobs": "run",
-    "run_benchmark": "run",
+    "read_results": "results",
+    "rows_of_jobs": "results",
+    "run_benchmark": "execution",
     "run_job": "run",
     "skipped_cells": "run",
     "timed": "run",

@@ -13,10 +13,11 @@ whoever wrote the file: load pickles you made yourself only. :func:`save` writes
 ``weights.safetensors``
     The state dict of ``net_.module_`` (encoder and head) in safetensors format.
 
-Three parts, each with one job: :mod:`.format` is the file container (members, limits,
+Four parts, each with one job: :mod:`.format` is the file container (members, limits,
 atomic writes, the checks before anything large is allocated) and knows no estimator;
-:mod:`.saving` writes a fitted estimator; :mod:`.loading` reads one back and is the only
-module that names the estimator classes. See ``docs/persistence.md``.
+:mod:`.saving` writes a fitted estimator; :mod:`.fitted` reads a file's fitted state back,
+each value checked; :mod:`.loading` builds the estimator from it and is the only module
+that names the estimator classes. See ``docs/persistence.md``.
 """
 
 from .format import FORMAT_VERSION, MAX_HEADER_BYTES, MAX_METADATA_BYTES, atomic_write

@@ -1,0 +1,92 @@
+"""An unknown keyword names the closest valid parameter (:class:`ParameterHints`)."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+
+from ._param_docs import _init_parameters
+from ._params import DEPRECATED
+
+__all__ = ["ALIASES", "ParameterHints", "suggest_parameter", "unknown_keyword_message"]
+
+
+#: Names used for the same thing elsewhere (scikit-learn, PyTorch, Hugging Face), each
+#: with the parameters it may mean here, the first one that a class takes wins.
+ALIASES: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(("n_jobs", "num_threads", "threads", "n_cpus", "num_workers"),
+                    ("n_threads",)),
+    **dict.fromkeys(("n_layers", "num_layers", "layers", "n_encoder_layers",
+                     "num_encoder_layers", "num_hidden_layers"), ("depth",)),
+    **dict.fromkeys(("epochs", "n_epochs", "num_epochs", "max_iter", "n_iter"),
+                    ("max_epochs", "pretrain_epochs")),
+    **dict.fromkeys(("finetune_epochs", "fine_tune_epochs", "finetuning_epochs"),
+                    ("max_epochs",)),
+    **dict.fromkeys(("pretraining_epochs", "n_pretrain_epochs", "pre_epochs"),
+                    ("pretrain_epochs",)),
+    **dict.fromkeys(("learning_rate", "learning_rate_init", "lr_rate", "lrate", "base_lr",
+                     "max_lr", "peak_lr", "eta", "step_size"), ("lr",)),
+    **dict.fromkeys(("seed", "random_seed", "rng"), ("random_state",)),
+    **dict.fromkeys(("nhead", "n_head", "num_heads", "num_attention_heads", "heads"),
+                    ("n_heads",)),
+    **dict.fromkeys(("embed_dim", "hidden_size", "hidden_dim", "d_hidden", "width",
+                     "embedding_dim", "dim"), ("d_model",)),
+    **dict.fromkeys(("d_ff", "ff_dim", "ffn_dim", "dim_ff", "intermediate_size"),
+                    ("dim_feedforward",)),
+    **dict.fromkeys(("patch_len", "patch_length", "stride"), ("patch_size",)),
+    **dict.fromkeys(("gpu", "cuda", "use_gpu"), ("device",)),
+    **dict.fromkeys(("early_stopping", "early_stopping_patience", "n_iter_no_change"),
+                    ("patience",)),
+    **dict.fromkeys(("n_members", "ensemble_size", "n_models"), ("n_estimators",)),
+    **dict.fromkeys(("mask_rate", "masking_ratio", "mask_prob"), ("mask_ratio",)),
+    **dict.fromkeys(("validation_split", "val_fraction", "val_size", "validation_size"),
+                    ("validation_fraction",)),
+    **dict.fromkeys(("dropout_rate", "drop_rate"), ("dropout",)),
+    **dict.fromkeys(("l2", "wd"), ("weight_decay",)),
+    **dict.fromkeys(("positional_encoding", "pos_encoding"), ("positional",)),
+    **dict.fromkeys(("normalization", "normalise", "scale", "scaling"), ("normalize",)),
+    **dict.fromkeys(("dtype", "amp", "mixed_precision"), ("precision",)),
+    **dict.fromkeys(("checkpoint", "checkpoint_path", "output_dir"), ("checkpoint_dir",)),
+}
+
+
+def suggest_parameter(name: str, valid: Sequence[str]) -> str | None:
+    """The parameter in ``valid`` that ``name`` most likely meant, or None.
+
+    A synonym from :data:`ALIASES` first, then the closest spelling
+    (:func:`difflib.get_close_matches`).
+    """
+    for candidate in ALIASES.get(name.lower(), ()):
+        if candidate in valid:
+            return candidate
+    close = difflib.get_close_matches(name.lower(), list(valid), n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def unknown_keyword_message(cls: type, name: str) -> str:
+    """Python's message for an unknown keyword of ``cls()``, with the closest parameter."""
+    params = _init_parameters(cls)
+    valid = [n for n, p in params.items() if not (
+        isinstance(p.default, str) and p.default == DEPRECATED)]
+    message = f"{cls.__name__}.__init__() got an unexpected keyword argument {name!r}"
+    hint = suggest_parameter(name, valid)
+    return message + (f"; did you mean {hint!r}?" if hint else ".")
+
+
+class ParameterHints:
+    """Mixin: ``Cls(unknown=...)`` raises ``TypeError`` naming the closest valid parameter.
+
+    The check runs in ``__new__``, which Python calls with the constructor's arguments
+    before ``__init__``, so that ``__init__`` stays a plain function whose signature
+    scikit-learn (``get_params``, ``clone``) and sktime read. Copies and pickles call
+    ``__new__`` without arguments, which passes.
+    """
+
+    def __new__(cls, *args, **kwargs):
+        if kwargs:
+            params = _init_parameters(cls)
+            if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+                for name in kwargs:
+                    if name not in params:
+                        raise TypeError(unknown_keyword_message(cls, name))
+        return super().__new__(cls)

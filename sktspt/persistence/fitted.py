@@ -1,0 +1,264 @@
+"""Reading a saved estimator's fitted state back: every value checked before it is used.
+
+The classes or target statistics, normalisation statistics, the input spec and the
+architecture, the augmentation choices and the histories of ``metadata.json``, each read
+with its bounds (:mod:`.format`) and turned into what the estimator holds after ``fit``.
+:mod:`.loading` builds the estimator from them and is the only module that names the
+estimator classes.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._bounded import depth as _json_depth
+from .._params import ARCHITECTURE, check_value
+from ..augment import AUGMENTS, MIXUP_KINDS
+from ..data import InputSpec, Normalizer
+from .format import (
+    CLASS_KINDS,
+    EPOCH_STATE,
+    MAX_ARCHITECTURE,
+    MAX_CLASSES_BYTES,
+    MAX_HISTORY_DEPTH,
+    MAX_PATCH_SIZE,
+    MAX_SERIES_VALUES,
+    MAX_TOKENS,
+    SHAPE_STATE,
+)
+
+__all__ = ["BEFORE_PARAMETER", "read_augment_choice", "read_augment_evidence", "read_classes",
+           "read_history", "read_input_spec", "read_mixup", "read_mixup_kind",
+           "read_pseudo_labeled", "read_targets"]
+
+
+#: Parameters added after the first saved format, with the behaviour files without them had
+#: (``tokenizer`` arrived with the convolutional stem, which became the default at once;
+#: ``differences`` with the difference view; ``mixup`` was 0 until its ``"auto"``).
+BEFORE_PARAMETER = {"tokenizer": "patch", "differences": 0, "mixup": 0.0, "mixup_kind": "blend",
+                     "mask_ratio_spread": 0.0}
+
+
+def read_classes(state: dict) -> np.ndarray:
+    name = state["dtype"]
+    if not isinstance(name, str) or len(name) > 16:
+        raise ValueError(f"classes_ dtype must be a short dtype string, got {name!r:.40}")
+    dtype = np.dtype(name)
+    if dtype.kind not in CLASS_KINDS:
+        raise ValueError(f"unsupported classes_ dtype {dtype}")
+    values = state["values"]
+    if not isinstance(values, list) or not all(
+        isinstance(v, bool | int | float | str) for v in values
+    ):
+        raise ValueError("classes_ must be a list of labels")
+    # Sized before it is made: a dtype of "<U500000000" is 2 GB a label.
+    if len(values) * dtype.itemsize > MAX_CLASSES_BYTES:
+        raise ValueError(
+            f"classes_ of {len(values)} labels of dtype {dtype} take "
+            f"{len(values) * dtype.itemsize} bytes, more than the {MAX_CLASSES_BYTES} allowed"
+        )
+    if dtype.kind == "U" and any(len(str(v)) > dtype.itemsize // 4 for v in values):
+        raise ValueError(f"classes_ dtype {dtype} is too narrow for its labels")
+    classes = np.asarray(values, dtype=dtype)
+    if classes.ndim != 1 or len(classes) < 2:
+        raise ValueError(f"classes_ must list at least 2 labels, got {values!r}")
+    if len(np.unique(classes)) != len(classes) or not np.array_equal(
+        np.unique(classes), classes
+    ):
+        raise ValueError(
+            "classes_ must be distinct and sorted, as fit stores them; got "
+            f"{values[:10]!r}"
+        )
+    return classes
+
+
+def read_targets(state: dict) -> dict:
+    """A regressor's ``target_mean`` and ``target_scale`` (finite; scales positive)."""
+    mean, scale = state["mean"], state["scale"]
+    if not (isinstance(mean, list) and isinstance(scale, list) and mean
+            and len(mean) == len(scale)):
+        raise ValueError("the target statistics must list one mean and one scale per output")
+    numbers = [v for v in mean + scale if isinstance(v, int | float) and not isinstance(v, bool)]
+    if len(numbers) != 2 * len(mean) or not np.isfinite(numbers).all():
+        raise ValueError(f"the target statistics must be finite numbers: {state!r}")
+    if not all(v > 0 for v in scale):
+        raise ValueError(f"the target scales must be positive, got {scale!r}")
+    return {"target_mean": np.asarray(mean, dtype=np.float64),
+            "target_scale": np.asarray(scale, dtype=np.float64)}
+
+
+def _numbers(values, n: int, name: str) -> np.ndarray:
+    if not isinstance(values, list) or len(values) != n or not all(
+        isinstance(v, int | float) and not isinstance(v, bool) for v in values
+    ):
+        raise ValueError(f"the normaliser's {name} must list {n} numbers (one per channel)")
+    array = np.asarray(values, dtype=np.float32)
+    if not np.isfinite(array).all():
+        raise ValueError(f"the normaliser's {name} is not finite: {values}")
+    return array
+
+
+def _normalizer(state: dict, n_channels: int) -> Normalizer:
+    eps = state["eps"]
+    if isinstance(eps, bool) or not isinstance(eps, int | float) or not 0 < eps < math.inf:
+        raise ValueError(f"the normaliser's eps must be a positive number, got {eps!r}")
+    # Files without "floor" were written when the floor was absolute.
+    normalizer = Normalizer(state["mode"], eps=float(eps), floor=state.get("floor", "absolute"))
+    if normalizer.mode == "global":
+        normalizer.mean_ = _numbers(state["mean"], n_channels, "mean")
+        normalizer.std_ = _numbers(state["std"], n_channels, "std")
+        if not (normalizer.std_ > 0).all():
+            raise ValueError(
+                f"the normaliser's std must be positive, got {state['std']}"
+            )
+    return normalizer
+
+
+def read_mixup(fitted: dict, params: dict) -> float:
+    """The fitted ``mixup_``; files written before ``mixup="auto"`` hold the number only
+    (in ``params``, which :data:`BEFORE_PARAMETER` completed)."""
+    value = fitted.get("mixup_", params["mixup"])
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < math.inf:
+        raise ValueError(f"mixup_ must be a non-negative number, got {value!r}")
+    return float(value)
+
+
+def read_mixup_kind(fitted: dict, params: dict) -> str:
+    """The fitted ``mixup_kind_``; files written before ``mixup_kind="auto"`` hold the
+    kind in ``params`` only."""
+    value = fitted.get("mixup_kind_", params["mixup_kind"])
+    if value not in MIXUP_KINDS:
+        raise ValueError(f"mixup_kind_ must be one of {MIXUP_KINDS}, got {value!r}")
+    return value
+
+
+def read_augment_choice(fitted: dict, params: dict) -> bool | str:
+    """The fitted ``augment_``; files written before ``augment="auto"`` hold ``augment``."""
+    value = fitted.get("augment_", params.get("augment", False))
+    if not (isinstance(value, bool) or value in AUGMENTS):
+        raise ValueError(f"augment_ must be a bool or one of {AUGMENTS}, got {value!r}")
+    return value
+
+
+def read_pseudo_labeled(fitted: dict) -> int:
+    """The fitted ``n_pseudo_labeled_``: a non-negative int (0 in files written before
+    ``self_training`` existed)."""
+    value = fitted.get("n_pseudo_labeled_", 0)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"n_pseudo_labeled_ must be a non-negative integer, got {value!r}")
+    return value
+
+
+def read_augment_evidence(fitted: dict) -> dict | None:
+    """The fitted ``augment_evidence_``: None, or finite numbers under the known keys
+    (``holdout_accuracy`` only in files written before ``augment="auto"`` became the screen
+    alone)."""
+    value = fitted.get("augment_evidence_")
+    if value is None:
+        return None
+
+    def number(v) -> bool:
+        return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+
+    ok = (isinstance(value, dict) and set(value) <= {"alignment_gain", "holdout_accuracy"}
+          and number(value.get("alignment_gain")))
+    scores = value.get("holdout_accuracy", {}) if ok else None
+    if not (ok and isinstance(scores, dict) and set(scores) <= {"none", "roll"}
+            and all(number(v) for v in scores.values())):
+        raise ValueError(f"augment_evidence_ is malformed: {value!r}")
+    return value
+
+
+def read_input_spec(est, fitted: dict) -> tuple[InputSpec, dict]:
+    """The input spec and ``encoder_kwargs`` of ``fitted``, checked; epochs set on ``est``."""
+    shape = {}
+    for name in SHAPE_STATE:
+        if name in fitted:
+            value = fitted[name]
+            if not isinstance(value, bool | int):
+                raise ValueError(f"{name} must be an int or bool, got {value!r}")
+            if name != "equal_length_" and (isinstance(value, bool) or value < 1):
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+            shape[name] = value
+    for name in EPOCH_STATE:
+        if name in fitted:
+            value = fitted[name]
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+            setattr(est, name, value)
+    if "n_features_in_" in shape:
+        est.n_features_in_ = shape.pop("n_features_in_")
+    spec = InputSpec(
+        **{f: shape[f + "_"] for f in InputSpec.SHAPE},
+        normalizer=_normalizer(fitted["normalizer"], shape["n_channels_"]),
+    )
+    if spec.max_tokens != math.ceil(spec.n_timepoints / spec.patch_size):
+        raise ValueError("max_tokens_ disagrees with n_timepoints_ and patch_size_")
+    if spec.max_tokens > MAX_TOKENS:
+        raise ValueError(
+            f"max_tokens_={spec.max_tokens} is more than the {MAX_TOKENS} tokens a saved "
+            "model may have (prediction pads series to this length)"
+        )
+    if est.__dict__.get("n_features_in_", spec.n_timepoints) != spec.n_timepoints or (
+            "n_features_in_" in est.__dict__ and spec.n_channels != 1):
+        raise ValueError("n_features_in_ (of a model fitted on 2D input) must equal "
+                         "n_timepoints_, with one channel")
+    if spec.patch_size > min(spec.n_timepoints, MAX_PATCH_SIZE):
+        raise ValueError(
+            f"patch_size_={spec.patch_size} is more than the {MAX_PATCH_SIZE} steps a saved "
+            f"model's token may have, or than its n_timepoints_={spec.n_timepoints} "
+            "(prediction pads every series to a multiple of it)"
+        )
+    if spec.n_channels * spec.n_timepoints > MAX_SERIES_VALUES:
+        raise ValueError(
+            f"n_channels_ x n_timepoints_ = {spec.n_channels} x {spec.n_timepoints} is more "
+            f"than the {MAX_SERIES_VALUES} values a saved model's series may have"
+        )
+    encoder_kwargs = fitted["encoder_kwargs"]
+    if not isinstance(encoder_kwargs, dict):
+        raise ValueError("encoder_kwargs must be a mapping")
+    _check_architecture(encoder_kwargs)
+    for key, value in spec.encoder_kwargs().items():
+        if encoder_kwargs[key] != value:
+            raise ValueError(f"encoder_kwargs_[{key!r}] disagrees with {key}_")
+    return spec, encoder_kwargs
+
+
+def _check_architecture(encoder_kwargs: dict) -> None:
+    """The network fields of ``encoder_kwargs`` as ``fit`` would accept them (each value's
+    constraint, ``n_heads`` dividing ``d_model``) and within :data:`MAX_ARCHITECTURE`;
+    fields of files written before a field existed may be absent."""
+    for name in ARCHITECTURE:
+        if name not in encoder_kwargs:
+            continue
+        value = encoder_kwargs[name]
+        try:
+            check_value(name, value)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"encoder_kwargs_[{name!r}]: {exc}") from None
+        if name in MAX_ARCHITECTURE and value > MAX_ARCHITECTURE[name]:
+            raise ValueError(
+                f"encoder_kwargs_[{name!r}]={value} is more than the "
+                f"{MAX_ARCHITECTURE[name]} a saved model may have"
+            )
+    for name in ("d_model", "n_heads", "depth", "dim_feedforward"):
+        if name not in encoder_kwargs:
+            raise ValueError(f"encoder_kwargs lacks {name!r}")
+    if encoder_kwargs["d_model"] % encoder_kwargs["n_heads"]:
+        raise ValueError(
+            f"encoder_kwargs_: d_model={encoder_kwargs['d_model']} is not divisible by "
+            f"n_heads={encoder_kwargs['n_heads']}"
+        )
+
+
+def read_history(value, name: str) -> list:
+    """A training history: a list of epochs (dicts with string keys), nested at most
+    :data:`MAX_HISTORY_DEPTH` deep (its length is bounded by the metadata's value count)."""
+    if not isinstance(value, list) or not all(
+            isinstance(e, dict) and all(isinstance(k, str) for k in e) for e in value):
+        raise ValueError(f"{name} must be a list of epochs (mappings)")
+    if _json_depth(value) > MAX_HISTORY_DEPTH:
+        raise ValueError(f"{name} is nested more than {MAX_HISTORY_DEPTH} deep")
+    return value
