@@ -88,3 +88,38 @@ def make_panel(n=40, c=2, t=48, seed=0, n_classes=2):
 @pytest.fixture
 def panel():
     return make_panel()
+
+
+class Majority:
+    """A benchmark model that predicts the most frequent training label (instant fits)."""
+
+    def __init__(self, seed=0):
+        self.seed = seed
+
+    def fit(self, X, y):
+        labels, counts = np.unique(np.asarray(y), return_counts=True)
+        self.label_ = labels[np.argmax(counts)]
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.label_)
+
+
+def run_script(tmp_path: Path, code: str, *args: str) -> dict:
+    """Run ``code`` as a script in a process of its own (so that its peak memory is its own),
+    with this checkout's ``sktspt`` and one thread; it writes JSON to the path passed as its
+    third argument after ``*args[:2]``, which is returned."""
+    import json
+    import os
+    import subprocess
+
+    import sktspt
+
+    script, out = tmp_path / "script.py", tmp_path / "outcome.json"
+    script.write_text(code)
+    argv = [sys.executable, str(script), *map(str, args[:2]), str(out), *map(str, args[2:])]
+    path = os.pathsep.join([os.path.dirname(os.path.dirname(sktspt.__file__)),
+                            os.environ.get("PYTHONPATH", "")])
+    subprocess.run(argv, check=True, timeout=600,
+                   env={**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": path})
+    return json.loads(out.read_text())

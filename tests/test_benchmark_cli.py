@@ -2,8 +2,8 @@
 compile as its own step, explicit seed lists, and ``--quick`` in its own folder with a page
 that says it is a smoke test. Fast: a fake instant model, no training."""
 
-import numpy as np
 import pytest
+from conftest import Majority
 
 from sktspt.benchmark import MODELS, ModelSpec, execution, main
 from sktspt.benchmark import cli as cli_module
@@ -12,19 +12,6 @@ from sktspt.benchmark.cli import output_folder
 from sktspt.benchmark.options import build_parser, resolve_options
 
 DATASET = "ItalyPowerDemand"
-
-
-class Majority:
-    def __init__(self, seed=0):
-        self.seed = seed
-
-    def fit(self, X, y):
-        labels, counts = np.unique(np.asarray(y), return_counts=True)
-        self.label_ = labels[np.argmax(counts)]
-        return self
-
-    def predict(self, X):
-        return np.full(len(X), self.label_)
 
 
 def _majority(cfg):

@@ -4,6 +4,7 @@ the label-fraction column, figure and resume, and the transfer pretrainer."""
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import Majority
 
 from sktspt.benchmark import MODELS, ModelSpec, load_dataset, main
 from sktspt.benchmark.labels import SelfTrainingMiniRocket, labelled_subset
@@ -154,19 +155,6 @@ def test_self_training_peer_pseudo_labels_unlabelled_series():
 
 
 # --- the command line -----------------------------------------------------------------------
-class Majority:
-    def __init__(self, seed=0):
-        self.seed = seed
-
-    def fit(self, X, y):
-        labels, counts = np.unique(np.asarray(y), return_counts=True)
-        self.label_ = labels[np.argmax(counts)]
-        return self
-
-    def predict(self, X):
-        return np.full(len(X), self.label_)
-
-
 @pytest.fixture
 def fake(monkeypatch):
     monkeypatch.setitem(MODELS, "fake", ModelSpec(lambda cfg: Majority(cfg.seed), neural=False))

@@ -7,8 +7,6 @@ before the fix.
 
 import json
 import os
-import subprocess
-import sys
 import tracemalloc
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
@@ -17,9 +15,8 @@ import joblib
 import numpy as np
 import pytest
 import torch
-from conftest import make_panel
+from conftest import make_panel, run_script
 
-import sktspt
 from sktspt import SPTClassifier, SPTPretrainer, load
 
 TINY = dict(
@@ -348,18 +345,8 @@ with open(out_path, "w") as f:
 def test_fuzzed_metadata_is_refused_or_loads_a_working_model(model_file, data, tmp_path):
     X, _ = data
     np.save(tmp_path / "X.npy", X[:5])
-    script = tmp_path / "fuzz.py"
-    script.write_text(FUZZ)
-    out = tmp_path / "outcome.json"
     # A process of its own, so that its peak memory is the fuzzing's alone.
-    subprocess.run(
-        [sys.executable, str(script), str(model_file), str(tmp_path / "X.npy"), str(out),
-         "150"],
-        check=True, timeout=600, env={**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": (
-            os.pathsep.join([os.path.dirname(os.path.dirname(sktspt.__file__)),
-                             os.environ.get("PYTHONPATH", "")]))},
-    )
-    outcome = json.loads(out.read_text())
+    outcome = run_script(tmp_path, FUZZ, model_file, tmp_path / "X.npy", "150")
     assert outcome["failures"] == []
     assert outcome["refused"] > 20 and outcome["loaded"] > 20, outcome
     assert outcome["peak_mb"] < 200, outcome

@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import make_panel
+from conftest import make_panel, run_script
 
 from sktspt import SPTClassifier, SPTPretrainer, SPTRegressor, load
 
@@ -421,25 +421,9 @@ with open(out_path, "w") as f:
 
 def test_fuzzed_architecture_fields_are_refused_or_predict_within_a_memory_cap(
         model_file, data, tmp_path):
-    import json
-    import subprocess
-    import sys
-
-    import sktspt
-
     X, _ = data
     np.save(tmp_path / "X.npy", X[:2, :, :8])  # short series: padded to the stated sizes
-    script = tmp_path / "fuzz.py"
-    script.write_text(ARCH_FUZZ)
-    out = tmp_path / "outcome.json"
-    subprocess.run(
-        [sys.executable, str(script), str(model_file), str(tmp_path / "X.npy"), str(out),
-         "4096"],
-        check=True, timeout=600, env={**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": (
-            os.pathsep.join([os.path.dirname(os.path.dirname(sktspt.__file__)),
-                             os.environ.get("PYTHONPATH", "")]))},
-    )
-    outcome = json.loads(out.read_text())
+    outcome = run_script(tmp_path, ARCH_FUZZ, model_file, tmp_path / "X.npy", "4096")
     assert outcome["failures"] == [], outcome["failures"]
     assert outcome["refused"] > 20 and outcome["loaded"] > 5, outcome
     assert outcome["peak_mb"] < 1024, outcome
