@@ -102,7 +102,7 @@ def run_dataset(name, seed, args, log) -> list[dict]:
     X256 = check_panel(X_test)[0][np.arange(256) % len(y_test)]
     rows = []
     common = dict(depth=args.depth, pretrain_epochs=args.pretrain_epochs,
-                  max_epochs=args.epochs, auto_steps=args.auto_steps, n_threads=1,
+                  max_epochs=args.epochs, schedule__steps=args.auto_steps, device__threads=1,
                   random_state=seed)
     models = {}
     for label, weight in (("no exit loss", 0.0), ("LEAP loss", args.exit_loss_weight)):

@@ -42,6 +42,7 @@ from sktime.transformations.base import BaseTransformer
 
 from ._param_docs import document_parameters
 from ._param_hints import ParameterHints
+from ._routed import RoutedParams
 from .classifier import SPTClassifier
 from .pretrainer import SPTPretrainer
 from .regressor import SPTRegressor
@@ -65,7 +66,8 @@ _SHARED_TAGS = {
     "X_inner_mtype": ["df-list", "numpy3D"],
 }
 
-_TINY = dict(depth=1, n_heads=2, dim_feedforward=16, dropout=0.0, batch_size=8)
+_TINY = dict(depth=1, architecture__n_heads=2, architecture__dim_feedforward=16,
+             architecture__dropout=0.0, batch_size=8)
 
 
 def _takes_the_parameters_of(estimator: type, less: Sequence[str] = ()):
@@ -73,11 +75,13 @@ def _takes_the_parameters_of(estimator: type, less: Sequence[str] = ()):
 
     Gives the class an ``__init__`` with the signature of ``estimator.__init__`` less the
     parameters in ``less``, which stores each argument under its name (defaults from that
-    signature) and then calls the sktime base class's ``__init__``; and fills the
-    docstring's ``<parameters>`` from the estimator's doc table.
+    signature), the routed settings as the estimator does (:class:`~sktspt._routed.RoutedParams`),
+    and then calls the sktime base class's ``__init__``; and fills the docstring's
+    ``<parameters>`` from the estimator's doc table.
     """
     signature = inspect.signature(estimator.__init__)
-    if unknown := set(less) - set(signature.parameters):
+    deprecated = getattr(estimator, "_deprecated", ())
+    if unknown := set(less) - set(signature.parameters) - set(deprecated):
         raise RuntimeError(f"{estimator.__name__} has no parameters {sorted(unknown)}.")
     signature = signature.replace(
         parameters=[p for p in signature.parameters.values() if p.name not in less])
@@ -86,14 +90,24 @@ def _takes_the_parameters_of(estimator: type, less: Sequence[str] = ()):
         def __init__(self, *args, **kwargs) -> None:
             arguments = signature.bind(self, *args, **kwargs)
             arguments.apply_defaults()
+            routed = {}
             for name, value in arguments.arguments.items():
-                if name != "self":
+                if signature.parameters[name].kind is inspect.Parameter.VAR_KEYWORD:
+                    routed = value
+                elif name != "self":
                     setattr(self, name, value)
+            if hasattr(self, "_set_routed"):
+                self._set_routed(routed)
+            elif routed:
+                raise TypeError(f"{cls.__name__} takes no {sorted(routed)}.")
             super(cls, self).__init__()
 
         __init__.__signature__ = signature
         __init__.__qualname__ = f"{cls.__qualname__}.__init__"
         cls.__init__ = __init__
+        cls._routed = getattr(estimator, "_routed", ())
+        cls._renamed = getattr(estimator, "_renamed", {})
+        cls._deprecated = tuple(n for n in deprecated if n not in less)
         return document_parameters(estimator._parameter_docs)(cls)
 
     return decorate
@@ -135,7 +149,7 @@ class _SavedWhereAsked:
 
 
 @_takes_the_parameters_of(SPTClassifier, less=("warm_start", "self_training"))
-class SPTClassifierSktime(_SavedWhereAsked, ParameterHints, BaseClassifier):
+class SPTClassifierSktime(_SavedWhereAsked, RoutedParams, ParameterHints, BaseClassifier):
     """:class:`~sktspt.SPTClassifier` as an sktime classifier.
 
     Self-pretrains a transformer on the training series (masked reconstruction),
@@ -163,7 +177,7 @@ class SPTClassifierSktime(_SavedWhereAsked, ParameterHints, BaseClassifier):
     >>> from sktime.datasets import load_unit_test
     >>> from sktspt import SPTClassifierSktime
     >>> X, y = load_unit_test(split="train", return_X_y=True)
-    >>> clf = SPTClassifierSktime(depth=1, d_model=16, n_heads=2, pretrain_epochs=1,
+    >>> clf = SPTClassifierSktime(depth=1, d_model=16, architecture__n_heads=2, pretrain_epochs=1,
     ...                           max_epochs=2, random_state=0)
     >>> clf.fit(X, y).predict(X).shape
     (20,)
@@ -205,14 +219,14 @@ class SPTClassifierSktime(_SavedWhereAsked, ParameterHints, BaseClassifier):
         return [
             dict(d_model=16, pretrain_epochs=1, max_epochs=2, random_state=0, **_TINY),
             dict(
-                d_model=8, positional="rotary", masking="random", pretrain_epochs=1,
+                d_model=8, architecture__positional="rotary", masking="random", pretrain_epochs=1,
                 max_epochs=1, validation_fraction=0.0, random_state=1, **_TINY,
             ),
         ]
 
 
 @_takes_the_parameters_of(SPTRegressor, less=("warm_start",))
-class SPTRegressorSktime(_SavedWhereAsked, ParameterHints, BaseRegressor):
+class SPTRegressorSktime(_SavedWhereAsked, RoutedParams, ParameterHints, BaseRegressor):
     """:class:`~sktspt.SPTRegressor` as an sktime regressor.
 
     Self-pretrains a transformer on the training series (masked reconstruction), then
@@ -239,7 +253,7 @@ class SPTRegressorSktime(_SavedWhereAsked, ParameterHints, BaseRegressor):
     >>> from sktspt import SPTRegressorSktime
     >>> X = np.random.default_rng(0).normal(size=(20, 1, 24))
     >>> y = X[:, 0, :4].mean(axis=1)
-    >>> reg = SPTRegressorSktime(depth=1, d_model=16, n_heads=2, pretrain_epochs=1,
+    >>> reg = SPTRegressorSktime(depth=1, d_model=16, architecture__n_heads=2, pretrain_epochs=1,
     ...                          max_epochs=2, random_state=0)
     >>> reg.fit(X, y).predict(X).shape
     (20,)
@@ -280,14 +294,14 @@ class SPTRegressorSktime(_SavedWhereAsked, ParameterHints, BaseRegressor):
             dict(d_model=16, pretrain_epochs=1, max_epochs=2, validation_fraction=0.2,
                  random_state=0, **_TINY),
             dict(
-                d_model=8, positional="rotary", masking="random", loss="huber",
+                d_model=8, architecture__positional="rotary", masking="random", loss="huber",
                 pretrain_epochs=1, max_epochs=1, random_state=1, **_TINY,
             ),
         ]
 
 
 @_takes_the_parameters_of(SPTPretrainer)
-class SPTTransformerSktime(_SavedWhereAsked, ParameterHints, BaseTransformer):
+class SPTTransformerSktime(_SavedWhereAsked, RoutedParams, ParameterHints, BaseTransformer):
     """:class:`~sktspt.SPTPretrainer` as an sktime transformer: a panel in, embeddings out.
 
     ``fit`` self-pretrains a transformer encoder on the series (masked
@@ -312,7 +326,7 @@ class SPTTransformerSktime(_SavedWhereAsked, ParameterHints, BaseTransformer):
     >>> from sktime.datasets import load_unit_test
     >>> from sktspt import SPTTransformerSktime
     >>> X, _ = load_unit_test(split="train", return_X_y=True)
-    >>> t = SPTTransformerSktime(depth=1, d_model=16, n_heads=2, pretrain_epochs=1,
+    >>> t = SPTTransformerSktime(depth=1, d_model=16, architecture__n_heads=2, pretrain_epochs=1,
     ...                          random_state=0)
     >>> t.fit_transform(X).shape
     (20, 16)
@@ -357,7 +371,7 @@ class SPTTransformerSktime(_SavedWhereAsked, ParameterHints, BaseTransformer):
         return [
             dict(d_model=16, pretrain_epochs=1, random_state=0, **_TINY),
             dict(
-                d_model=8, positional="alibi", masking="block", pretrain_epochs=1,
+                d_model=8, architecture__positional="alibi", masking="block", pretrain_epochs=1,
                 validation_fraction=0.0, random_state=1, **_TINY,
             ),
         ]

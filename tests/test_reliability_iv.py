@@ -17,8 +17,9 @@ from conftest import make_panel, run_script
 from sktspt import SPTClassifier, SPTPretrainer, SPTRegressor, load
 
 TINY = dict(
-    depth=1, d_model=8, n_heads=2, dim_feedforward=8, batch_size=8, random_state=0,
-    n_threads=1,
+    depth=1, d_model=8, architecture__n_heads=2, architecture__dim_feedforward=8, batch_size=8,
+        random_state=0,
+    device__threads=1,
 )
 FAST = dict(pretrain_epochs=1, max_epochs=1, **TINY)
 
@@ -245,7 +246,7 @@ def test_a_stated_patch_size_is_bounded_before_prediction_allocates(model_file, 
 
 @pytest.mark.parametrize("field, value, match", [
     ("n_heads", -2, "n_heads"), ("n_heads", 3, "not divisible by n_heads=3"),
-    ("dropout", float("nan"), "dropout"), ("dropout", 1.5, "dropout"),
+    ("dropout", float("nan"), "architecture__dropout"), ("dropout", 1.5, "dropout"),
     ("depth", 0, "depth"), ("d_model", 2**20, "d_model.*more than"),
     ("tokenizer", "pickle", "tokenizer"), ("positional", None, "positional"),
 ])

@@ -74,7 +74,7 @@ def test_span_patches_become_a_mean_span_in_steps(captured):
 def test_pretrain_steps_become_epochs_and_scratch_gets_both_phases(captured):
     tune, seen = captured
     X, y = np.zeros((40, 1, 100)), np.arange(40) % 2
-    config = {"pretrain_epochs": "auto", "max_epochs": "auto", "auto_steps": 1000,
+    config = {"pretrain_epochs": "auto", "max_epochs": "auto", "schedule__steps": 1000,
               "pretrain_steps": 500}
     train = np.arange(34)  # 3 batches of 16 an epoch
     tune.fit_score(config, X, y, train, np.arange(34, 40), scratch=False, seed=0)
@@ -142,7 +142,7 @@ def test_current_base_config_is_the_package_defaults():
     assert tune.CONFIGS["r31_e3"] == {**tune.CONFIGS["r29_share25"], "n_estimators": 3}
     assert tune.CONFIGS["r32_roll"] == {**tune.CONFIGS["r29_share25"], "augment": "roll"}
     assert tune.CONFIGS["r32_roll_ft2000"] == {**tune.CONFIGS["r32_roll"], "pretrain_steps": 500,
-                                               "auto_steps": 2000}
+                                               "schedule__steps": 2000}
     assert tune.CONFIGS["r33_patch"] == {**tune.CONFIGS["r29_share25"], "tokenizer": "patch"}
     assert tune.CONFIGS["r33_patch128"] == {**tune.CONFIGS["r33_patch"], "patch_tokens": 128}
     assert tune.CONFIGS["r34_depth4"] == {**tune.CONFIGS["r29_share25"], "depth": 4}
@@ -151,7 +151,7 @@ def test_current_base_config_is_the_package_defaults():
     assert tune.CONFIGS["r38_ratio50"] == {**tune.CONFIGS["r35_rocket"], "mask_ratio": 0.5}
     assert tune.CONFIGS["r38_share50"] == {**tune.CONFIGS["r35_rocket"], "pretrain_share": 0.5}
     assert tune.CONFIGS["r39_e3"] == {**tune.CONFIGS["r35_rocket"], "n_estimators": 3}
-    assert tune.CONFIGS["r39_s2000"] == {**tune.CONFIGS["r35_rocket"], "auto_steps": 2000}
+    assert tune.CONFIGS["r39_s2000"] == {**tune.CONFIGS["r35_rocket"], "schedule__steps": 2000}
     assert tune.CONFIGS["r40_e3"] == tune.CONFIGS["r39_e3"]
     for n_timepoints in (24, 251, 1460):
         params = tune.estimator_params(tune.CONFIGS["r35_rocket"], n_timepoints, 100)
