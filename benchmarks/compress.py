@@ -292,7 +292,8 @@ def main(argv=None) -> None:
     parser.add_argument("--depth", type=int, default=6)
     parser.add_argument("--pretrain-epochs", type=_epochs, default="auto")
     parser.add_argument("--epochs", type=_epochs, default="auto")
-    parser.add_argument("--auto-steps", type=int, default=SPTClassifier().auto_steps,
+    parser.add_argument("--auto-steps", type=int,
+                        default=SPTClassifier()._settings()["schedule__steps"],
                         help="optimizer steps per phase for 'auto' epochs")
     parser.add_argument("--fuse-depths", nargs="+", type=int, default=None,
                         help="depths TWT fuses to (default: 1 .. depth - 1)")

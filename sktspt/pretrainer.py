@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import torch
 from sklearn.utils.validation import check_is_fitted

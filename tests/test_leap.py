@@ -185,7 +185,8 @@ def test_parameters_are_validated_and_saved(fitted, tmp_path):
     with pytest.raises(ValueError, match="n_estimators"):
         SPTClassifier(early_exit=0.9, n_estimators=2, **TINY).fit(X, y)
     for params, name in (({"early_exit": 1.5}, "early_exit"),
-                         ({"early_exit": 0.9, "early_exit__min_layer": 0}, "early_exit__min_layer")):
+                         ({"early_exit": 0.9, "early_exit__min_layer": 0},
+                          "early_exit__min_layer")):
         clf.set_params(**params)
         try:
             with pytest.raises(ValueError, match=name):

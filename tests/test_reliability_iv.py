@@ -246,7 +246,7 @@ def test_a_stated_patch_size_is_bounded_before_prediction_allocates(model_file, 
 
 @pytest.mark.parametrize("field, value, match", [
     ("n_heads", -2, "n_heads"), ("n_heads", 3, "not divisible by n_heads=3"),
-    ("dropout", float("nan"), "architecture__dropout"), ("dropout", 1.5, "dropout"),
+    ("dropout", float("nan"), "dropout"), ("dropout", 1.5, "dropout"),
     ("depth", 0, "depth"), ("d_model", 2**20, "d_model.*more than"),
     ("tokenizer", "pickle", "tokenizer"), ("positional", None, "positional"),
 ])

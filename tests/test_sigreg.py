@@ -98,7 +98,7 @@ def test_bad_input_is_rejected():
         SIGReg()(torch.zeros(5))
     with pytest.raises(ValueError, match="n_slices"):
         SIGReg(n_slices=0)
-    with pytest.raises(ValueError, match="pretrain_objective__sigreg_lambda"):
+    with pytest.raises(ValueError, match="sigreg_lambda"):
         LeJEPALoss(sigreg_lambda=1.5)
     with pytest.raises(ValueError, match="views"):
         LeJEPALoss(n_global=2)(torch.zeros(1, 4, 3))
