@@ -59,7 +59,7 @@ def test_predict_proba_from_many_threads_equals_serial(data, tmp_path, source):
 
 def test_transform_from_many_threads_equals_serial(data, tmp_path):
     X, _ = data
-    pre = SPTPretrainer(pretrain_epochs=2, **{**TINY, "dropout": 0.5}).fit(X)
+    pre = SPTPretrainer(pretrain_epochs=2, **{**TINY, "architecture__dropout": 0.5}).fit(X)
     pre.save(tmp_path / "p.sktspt")
     pre = load(tmp_path / "p.sktspt")
     Xt = np.concatenate([X] * 6)
