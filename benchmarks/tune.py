@@ -23,6 +23,7 @@ from skorch.callbacks import Freezer, Unfreezer
 from sktime.datasets import load_UCR_UEA_dataset
 
 from sktspt import SPTClassifier
+from sktspt._routed import RENAMED, ROUTED
 from sktspt.benchmark import HELDOUT, load_dataset
 from sktspt.benchmark.labels import labelled_subset
 from sktspt.data import resolve_patch_size
@@ -208,7 +209,7 @@ CONFIGS["r25_roll"] = {**CONFIGS["r21_spread"], "augment": "roll"}
 CONFIGS["r26_auto"] = {**CONFIGS["r21_spread"], "augment": "auto"}  # the defaults since
 # Every config above split "auto" budgets half and half (pretrain_share=0.5 until round 29).
 for _config in CONFIGS.values():
-    _config.setdefault("pretrain_share", 0.5)
+    _config.setdefault("schedule__pretrain_share", 0.5)
 # Round 29 (benchmarks/sweep.py, several CV seeds at once on a GPU): rotary positions, the
 # same 2000 steps split 500 + 1500 (SPT trails scratch where fine-tuning steps matter: PLAID,
 # ACSF1), three ensemble members, and depth 6 (its SPT - scratch gap against depth 3's).
@@ -408,7 +409,7 @@ def fit_score(params: dict, X, y, train, test, scratch: bool, seed: int,
               device: str = "cpu") -> tuple[float, str]:
     """Test-fold accuracy of one fit, and what ``augment="auto"`` chose from its evidence."""
     torch.set_num_threads(1)
-    params = dict(params)
+    params = {RENAMED.get(k, k): v for k, v in params.items()}  # old flat names, as renamed
     fraction = params.pop("label_fraction", None)
     unlabeled = None
     n_pretrain = len(y[train])  # pretraining sees the whole fold, labelled or not
@@ -426,7 +427,8 @@ def fit_score(params: dict, X, y, train, test, scratch: bool, seed: int,
     if scratch and params.get("pretrain_epochs") != 0:
         pre, fine = params.get("pretrain_epochs", 100), params.get("max_epochs", 100)
         if pre == "auto" and fine == "auto":
-            params["auto_steps"] = 2 * params.get("auto_steps", 2000)
+            params["schedule__steps"] = 2 * params.get("schedule__steps",
+                                                       ROUTED["schedule__steps"].default)
         else:
             params["max_epochs"] = pre + fine
         params["pretrain_epochs"] = 0

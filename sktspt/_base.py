@@ -116,6 +116,7 @@ class SPTBase(RoutedParams, BaseEstimator):
     # --- validation ------------------------------------------------------------------
     def _check_params(self) -> None:
         """Check every parameter and setting against its constraint, then their relations."""
+        self._check_routed()
         validate(self._settings(), self._constraints(), owner=type(self).__name__)
 
     def _mask_channels(self) -> tuple[int, ...] | None:

@@ -179,7 +179,7 @@ def parameters_section(cls: type, docs: Mapping[str, tuple[str, str]], indent: s
     lines = ["Parameters", "----------"]
     routed = getattr(cls, "_routed", ())
     for name, param in _init_parameters(cls).items():
-        if param.kind is param.VAR_KEYWORD:
+        if param.kind is param.VAR_KEYWORD or name in routed:
             continue
         kind, text = docs[name]
         lines += _entry(name, kind, param.default, text)
@@ -205,7 +205,7 @@ def document_parameters(docs: Mapping[str, tuple[str, str]] | None = None):
 
     def decorate(cls: type) -> type:
         missing = [name for name, p in _init_parameters(cls).items()
-                   if name not in table and p.kind is not p.VAR_KEYWORD]
+                   if name not in table and name not in ROUTED and p.kind is not p.VAR_KEYWORD]
         if missing:
             raise RuntimeError(f"{cls.__name__}: no documentation for {missing}.")
         if cls.__doc__:

