@@ -102,7 +102,7 @@ def run_dataset(name, seed, args, log) -> list[dict]:
     X256 = check_panel(X_test)[0][np.arange(256) % len(y_test)]
     rows = []
     common = dict(depth=args.depth, pretrain_epochs=args.pretrain_epochs,
-                  max_epochs=args.epochs, auto_steps=args.auto_steps, n_threads=1,
+                  max_epochs=args.epochs, schedule__steps=args.auto_steps, device__threads=1,
                   random_state=seed)
     models = {}
     for label, weight in (("no exit loss", 0.0), ("LEAP loss", args.exit_loss_weight)):
@@ -292,7 +292,8 @@ def main(argv=None) -> None:
     parser.add_argument("--depth", type=int, default=6)
     parser.add_argument("--pretrain-epochs", type=_epochs, default="auto")
     parser.add_argument("--epochs", type=_epochs, default="auto")
-    parser.add_argument("--auto-steps", type=int, default=SPTClassifier().auto_steps,
+    parser.add_argument("--auto-steps", type=int,
+                        default=SPTClassifier()._settings()["schedule__steps"],
                         help="optimizer steps per phase for 'auto' epochs")
     parser.add_argument("--fuse-depths", nargs="+", type=int, default=None,
                         help="depths TWT fuses to (default: 1 .. depth - 1)")

@@ -174,7 +174,8 @@ def _step_ratio(est_kwargs: dict, X: np.ndarray) -> float:
     times = {}
     for attention in ("dense", "lighthouse"):
         torch.manual_seed(0)
-        kw = {k: est_kwargs[k] for k in ("d_model", "depth", "n_heads", "dim_feedforward")}
+        kw = {k.removeprefix("architecture__"): est_kwargs[k] for k in (
+            "d_model", "depth", "architecture__n_heads", "architecture__dim_feedforward")}
         model = ReconstructionModel(n_channels=1, patch_size=1, max_tokens=X.shape[-1],
                                     dropout=0.0, **kw).train()
         if attention == "lighthouse":
@@ -201,8 +202,9 @@ def pretraining(length: int, n: int, epochs: int) -> dict:
     X_test, _ = long_series(16, length, 1)
     # dropout=0: with dropout, torch's CPU SDPA leaves its flash kernel for one that stores
     # the tokens x tokens matrix, and dense pretraining at this length ran out of memory.
-    kw = dict(depth=6, d_model=32, n_heads=4, dim_feedforward=64, patch_size=1, batch_size=8,
-              dropout=0.0, validation_fraction=0.0, n_threads=1, random_state=0)
+    kw = dict(depth=6, d_model=32, architecture__n_heads=4, architecture__dim_feedforward=64,
+              tokenizer__patch_size=1, batch_size=8,
+              architecture__dropout=0.0, validation_fraction=0.0, device__threads=1, random_state=0)
     SPTPretrainer(pretrain_epochs=1, **kw).fit(X[:8, :, :256])  # one-off costs of a first fit
     ratio = _step_ratio(kw, X)
     result = dict(length=length, n=n, step_ratio=ratio)
@@ -222,16 +224,17 @@ def classification(length: int, n: int, seeds, pretrain_epochs: int, max_epochs:
     X, y = long_series(n, length, 10, event=True)
     X_test, y_test = long_series(n, length, 11, event=True)
     rows = []
-    SPTClassifier(depth=4, d_model=8, pretrain_epochs=1, max_epochs=1, n_threads=1).fit(
+    SPTClassifier(depth=4, d_model=8, pretrain_epochs=1, max_epochs=1, device__threads=1).fit(
         X[:, :, :64], y)  # one-off costs of a first fit
     for seed in seeds:
         for attention in ("dense", "lighthouse"):
             wall, cpu = _clocks()
             clf = SPTClassifier(
-                depth=4, d_model=32, n_heads=4, dim_feedforward=64, patch_size=2, batch_size=8,
-                dropout=0.0,
+                depth=4, d_model=32, architecture__n_heads=4, architecture__dim_feedforward=64,
+                    tokenizer__patch_size=2, batch_size=8,
+                architecture__dropout=0.0,
                 pretrain_epochs=pretrain_epochs, max_epochs=max_epochs, attention=attention,
-                validation_fraction=0.0, n_threads=1, random_state=seed,
+                validation_fraction=0.0, device__threads=1, random_state=seed,
             ).fit(X, y)
             wall2, cpu2 = _clocks()
             rows.append(dict(seed=seed, attention=attention, accuracy=clf.score(X_test, y_test),

@@ -54,7 +54,7 @@ def build(data_dir: str, half: str, output: Path, steps: int, seed: int, params:
 
     names = corpus_names(data_dir, half)
     series = corpus_series(names, data_dir)
-    settings = {**SETTINGS, "auto_steps": steps, "random_state": seed, **params}
+    settings = {**SETTINGS, "schedule__steps": steps, "random_state": seed, **params}
     log = output.with_suffix(".log")
     output.parent.mkdir(parents=True, exist_ok=True)
     started = datetime.datetime.now().astimezone()
@@ -130,7 +130,7 @@ def main(argv=None) -> int:
         except json.JSONDecodeError:
             params[key] = value
     if args.threads is not None:
-        params["n_threads"] = args.threads
+        params["device__threads"] = args.threads
     command = "python benchmarks/pretrain_archive.py " + shlex.join(
         sys.argv[1:] if argv is None else list(argv))
     card = build(args.data_dir, args.half, args.output, args.steps, args.seed, params, command)

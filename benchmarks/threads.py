@@ -43,9 +43,10 @@ def main(argv=None) -> None:
         for value in args.threads:
             n_threads = None if value == "none" else int(value)
             seen = _SeenThreads()
-            kw = {} if args.auto_steps is None else {"auto_steps": args.auto_steps}
+            kw = {} if args.auto_steps is None else {"schedule__steps": args.auto_steps}
             start = time.perf_counter()
-            SPTClassifier(random_state=0, n_threads=n_threads, callbacks=[seen], **kw).fit(X, y)
+            SPTClassifier(random_state=0, device__threads=n_threads, callbacks=[seen],
+                          **kw).fit(X, y)
             seconds = time.perf_counter() - start
             print(f"n_threads={n_threads} ran_with={seen.count} auto_steps="
                   f"{args.auto_steps or 'default'} busy={args.busy} fit_s={seconds:.1f} "

@@ -23,44 +23,46 @@ from skorch.callbacks import Freezer, Unfreezer
 from sktime.datasets import load_UCR_UEA_dataset
 
 from sktspt import SPTClassifier
+from sktspt._routed import RENAMED, ROUTED
 from sktspt.benchmark import HELDOUT, load_dataset
 from sktspt.benchmark.labels import labelled_subset
 from sktspt.data import resolve_patch_size
 
 CONFIGS: dict[str, dict] = {
     "base": {},
-    "ratio50": {"mask_ratio": 0.5},
-    "random": {"masking": "random", "mask_ratio": 0.5},
+    "ratio50": {"masking__ratio": 0.5},
+    "random": {"masking": "random", "masking__ratio": 0.5},
     "noval": {"validation_fraction": 0.0},
     "pre200": {"pretrain_epochs": 200},
     "tokens64": {"patch_tokens": 64},
     "tokens128": {"patch_tokens": 128},
     "aug": {"augment": True},
     "aug_tokens64": {"augment": True, "patch_tokens": 64},
-    "rotary": {"positional": "rotary"},
+    "rotary": {"architecture__positional": "rotary"},
     "aug_pre200": {"augment": True, "pretrain_epochs": 200},
-    "aug_ratio50": {"augment": True, "mask_ratio": 0.5},
+    "aug_ratio50": {"augment": True, "masking__ratio": 0.5},
     "aug_noval": {"augment": True, "validation_fraction": 0.0},
     "noaug": {"augment": False},
-    "aug_rotary": {"augment": True, "positional": "rotary"},
+    "aug_rotary": {"augment": True, "architecture__positional": "rotary"},
     # Round 4: step budgets, no held-out split (last epoch), tokenizers and token counts.
     **{
         f"{tok[0]}{tokens}_s{steps}": {
             "tokenizer": tok, "patch_tokens": tokens, "validation_fraction": 0.0,
-            "pretrain_epochs": "auto", "max_epochs": "auto", "auto_steps": steps,
+            "pretrain_epochs": "auto", "max_epochs": "auto", "schedule__steps": steps,
         }
         for tok in ("conv", "patch") for tokens in (16, 32, 64, 128) for steps in (500, 1000, 2000)
     },
 }
 # Round 6: single changes to the default (c32_s1000, mask_ratio 0.3 then).
 CONFIGS.update({
-    "r6_rotary": {**CONFIGS["c32_s1000"], "positional": "rotary", "mask_ratio": 0.3},
-    "r6_ratio50": {**CONFIGS["c32_s1000"], "mask_ratio": 0.5},
+    "r6_rotary": {**CONFIGS["c32_s1000"], "architecture__positional": "rotary",
+                  "masking__ratio": 0.3},
+    "r6_ratio50": {**CONFIGS["c32_s1000"], "masking__ratio": 0.5},
 })
 # Round 7: single changes to the round-6 default (r6_ratio50, the defaults since d166844).
 CONFIGS.update({
     "r7_shift": {**CONFIGS["r6_ratio50"], "augment": "shift"},
-    "r7_rot50": {**CONFIGS["r6_ratio50"], "positional": "rotary"},
+    "r7_rot50": {**CONFIGS["r6_ratio50"], "architecture__positional": "rotary"},
     "r7_e3": {**CONFIGS["r6_ratio50"], "n_estimators": 3},
 })
 # Round 8: single changes to the defaults, aimed at fine-tuning and at over-fitting (every
@@ -69,16 +71,16 @@ CONFIGS.update({
 CONFIGS.update({
     "r8_base": dict(CONFIGS["r6_ratio50"]),
     "r8_lld": {**CONFIGS["r6_ratio50"], "layer_decay": 0.75},
-    "r8_drop2": {**CONFIGS["r6_ratio50"], "dropout": 0.2},
-    "r8_wd05": {**CONFIGS["r6_ratio50"], "weight_decay": 0.05},
+    "r8_drop2": {**CONFIGS["r6_ratio50"], "architecture__dropout": 0.2},
+    "r8_wd05": {**CONFIGS["r6_ratio50"], "optimizer__weight_decay": 0.05},
 })
 # Round 9: the opposite direction of round 8, where every added regulariser and every way
 # of holding fine-tuning near the pretrained weights lost 3-4 points: less dropout, a larger
 # learning rate (both phases), a wider network; then half the tokens and twice the batch.
 CONFIGS.update({
-    "r9_drop0": {**CONFIGS["r6_ratio50"], "dropout": 0.0},
+    "r9_drop0": {**CONFIGS["r6_ratio50"], "architecture__dropout": 0.0},
     "r9_lr2e3": {**CONFIGS["r6_ratio50"], "lr": 2e-3},
-    "r9_d128": {**CONFIGS["r6_ratio50"], "d_model": 128, "dim_feedforward": 256},
+    "r9_d128": {**CONFIGS["r6_ratio50"], "d_model": 128, "architecture__dim_feedforward": 256},
     "r9_tok16": {**CONFIGS["r6_ratio50"], "patch_tokens": 16},
     "r9_bs32": {**CONFIGS["r6_ratio50"], "batch_size": 32},
 })
@@ -87,39 +89,39 @@ CONFIGS.update({f"{name}_e3": {**CONFIGS[name], "n_estimators": 3}
                 for name in ("c32_s1000", "c64_s1000")})
 # Round 10: ALiBi (a locality bias on attention scores) instead of sinusoidal positions. "Towards
 # understanding SPT" finds that SPT's gain is attention learning proximity; ALiBi builds it in.
-CONFIGS["r10_alibi"] = {**CONFIGS["r6_ratio50"], "positional": "alibi"}
+CONFIGS["r10_alibi"] = {**CONFIGS["r6_ratio50"], "architecture__positional": "alibi"}
 # Span length (issue item 5), never tuned: the default mean span is one patch, so a hidden
 # span is mostly inside one token. Two patches make reconstruction need other tokens.
 CONFIGS["r10_span2"] = {**CONFIGS["r6_ratio50"], "span_patches": 2}
 # Round 6 raised the mask ratio from 0.3 to 0.5 (+4 points); does the trend go on?
-CONFIGS["r10_ratio70"] = {**CONFIGS["r6_ratio50"], "mask_ratio": 0.7}
+CONFIGS["r10_ratio70"] = {**CONFIGS["r6_ratio50"], "masking__ratio": 0.7}
 # The issue's GPU table: ~4000 steps helped both arms. Round 5 ran 2000 steps at mask ratio 0.3
 # on two datasets only; this is the current defaults at twice the steps (and fit time).
-CONFIGS["r10_s2000"] = {**CONFIGS["r6_ratio50"], "auto_steps": 2000}
-CONFIGS["r10_s500"] = {**CONFIGS["r6_ratio50"], "auto_steps": 500}
+CONFIGS["r10_s2000"] = {**CONFIGS["r6_ratio50"], "schedule__steps": 2000}
+CONFIGS["r10_s500"] = {**CONFIGS["r6_ratio50"], "schedule__steps": 500}
 # Round 11: mask ratio 0.7 won on two CV seeds; does the trend go on past it?
-CONFIGS["r11_ratio80"] = {**CONFIGS["r6_ratio50"], "mask_ratio": 0.8}
-CONFIGS["r11_ratio90"] = {**CONFIGS["r6_ratio50"], "mask_ratio": 0.9}
+CONFIGS["r11_ratio80"] = {**CONFIGS["r6_ratio50"], "masking__ratio": 0.8}
+CONFIGS["r11_ratio90"] = {**CONFIGS["r6_ratio50"], "masking__ratio": 0.9}
 # The defaults of rounds 11-17 (mask ratio 0.7, no mixup): the baseline of later rounds.
 # Mixup blended series until round 20 (mixup_kind="auto" since), and no series was rolled
 # until round 26 (augment="auto" since): pinned for the rounds after.
-CONFIGS["r11_base"] = {**CONFIGS["r10_ratio70"], "mixup": 0.0, "mixup_kind": "blend",
-                      "mask_ratio_spread": 0.0, "augment": False}
+CONFIGS["r11_base"] = {**CONFIGS["r10_ratio70"], "mixup": 0.0, "mixup__kind": "blend",
+                      "masking__ratio_spread": 0.0, "augment": False}
 # Spans of two patches lost 1.2 points at ratio 0.5 (round 10); at 0.7 the visible gaps
 # between spans are shorter, so longer spans may no longer leave too little context.
 CONFIGS["r11_span2"] = {**CONFIGS["r11_base"], "span_patches": 2}
 # Round 12: depth was never cross-validated with the present defaults (the issue's GPU table
 # and the depth study both put depth 6 ahead); and the ratio between 0.5 and 0.7.
 CONFIGS["r12_depth6"] = {**CONFIGS["r11_base"], "depth": 6}
-CONFIGS["r12_ratio60"] = {**CONFIGS["r11_base"], "mask_ratio": 0.6}
+CONFIGS["r12_ratio60"] = {**CONFIGS["r11_base"], "masking__ratio": 0.6}
 # Label smoothing (0.1) was never cross-validated; the issue's item 5 names it.
-CONFIGS["r12_ls0"] = {**CONFIGS["r11_base"], "label_smoothing": 0.0}
+CONFIGS["r12_ls0"] = {**CONFIGS["r11_base"], "criterion__label_smoothing": 0.0}
 # Round 13: SIGReg (LeJEPA's isotropic-Gaussian regulariser) beside masked reconstruction was
 # never cross-validated; it shapes the pooled embeddings that fine-tuning starts from.
 CONFIGS["r13_sigreg"] = {**CONFIGS["r11_base"], "pretrain_objective": "masked+sigreg"}
 # The warm-up length (issue item 5) was never cross-validated: 100 of each phase's 1000 steps.
-CONFIGS["r13_warm0"] = {**CONFIGS["r11_base"], "warmup": 0.0}
-CONFIGS["r13_warm30"] = {**CONFIGS["r11_base"], "warmup": 0.3}
+CONFIGS["r13_warm0"] = {**CONFIGS["r11_base"], "schedule__warmup": 0.0}
+CONFIGS["r13_warm30"] = {**CONFIGS["r11_base"], "schedule__warmup": 0.3}
 # Every default fit reaches 100 % training accuracy; mixup (new) regularises the labels too.
 CONFIGS["r13_mixup"] = {**CONFIGS["r11_base"], "mixup": 0.4}
 # Batch 32 lost 5.4 points at equal steps (round 9); does batch 8 gain (half the compute)?
@@ -127,18 +129,18 @@ CONFIGS["r13_bs8"] = {**CONFIGS["r11_base"], "batch_size": 8}
 # The feed-forward block is twice d_model wide, half the usual transformer ratio of four;
 # the 32 tokens make it cheap next to the full-resolution stem. And weight decay off (0.05
 # lost 3 points in round 8; every regulariser added so far has lost).
-CONFIGS["r13_ff256"] = {**CONFIGS["r11_base"], "dim_feedforward": 256}
-CONFIGS["r13_wd0"] = {**CONFIGS["r11_base"], "weight_decay": 0.0}
+CONFIGS["r13_ff256"] = {**CONFIGS["r11_base"], "architecture__dim_feedforward": 256}
+CONFIGS["r13_wd0"] = {**CONFIGS["r11_base"], "optimizer__weight_decay": 0.0}
 # Round 14: knobs the package already has that were never cross-validated at these defaults.
 # Random windows in pretraining only (fine-tuning, which perturbation has hurt, sees whole
 # series); eight and two heads; half the width (would it free fit time for members?);
 # i.i.d. rather than span masking at ratio 0.7; learned absolute positions.
 CONFIGS["r14_crops50"] = {**CONFIGS["r11_base"], "pretrain_crops": 0.5}
-CONFIGS["r14_heads8"] = {**CONFIGS["r11_base"], "n_heads": 8}
-CONFIGS["r14_heads2"] = {**CONFIGS["r11_base"], "n_heads": 2}
-CONFIGS["r14_d32"] = {**CONFIGS["r11_base"], "d_model": 32, "dim_feedforward": 64}
+CONFIGS["r14_heads8"] = {**CONFIGS["r11_base"], "architecture__n_heads": 8}
+CONFIGS["r14_heads2"] = {**CONFIGS["r11_base"], "architecture__n_heads": 2}
+CONFIGS["r14_d32"] = {**CONFIGS["r11_base"], "d_model": 32, "architecture__dim_feedforward": 64}
 CONFIGS["r14_random"] = {**CONFIGS["r11_base"], "masking": "random"}
-CONFIGS["r14_learned"] = {**CONFIGS["r11_base"], "positional": "learned"}
+CONFIGS["r14_learned"] = {**CONFIGS["r11_base"], "architecture__positional": "learned"}
 # Ensembles were last cross-validated at mask ratio 0.5 (round 7); three members at today's
 # defaults, on the three datasets where a member fits in under two minutes a fold.
 CONFIGS["r14_e3"] = {**CONFIGS["r11_base"], "n_estimators": 3}
@@ -146,7 +148,7 @@ CONFIGS["r14_e3"] = {**CONFIGS["r11_base"], "n_estimators": 3}
 # at all (the convolutional stem's zero padding is then the only cue to where a token lies).
 CONFIGS["r15_pre2000"] = {**CONFIGS["r11_base"], "pretrain_steps": 2000}
 CONFIGS["r15_pre500"] = {**CONFIGS["r11_base"], "pretrain_steps": 500}
-CONFIGS["r15_nopos"] = {**CONFIGS["r11_base"], "positional": "none"}
+CONFIGS["r15_nopos"] = {**CONFIGS["r11_base"], "architecture__positional": "none"}
 # Round 16: the series' slopes beside it (MultiRocket's and HIVE-COTE 2's first differences).
 CONFIGS["r16_differences"] = {**CONFIGS["r11_base"], "differences": 1}
 CONFIGS["r16_differences2"] = {**CONFIGS["r11_base"], "differences": 2}
@@ -162,7 +164,7 @@ CONFIGS["r18_auto"] = {**CONFIGS["r11_base"], "mixup": "auto"}
 CONFIGS["r18_alpha1"] = {**CONFIGS["r11_base"], "mixup": 1.0}
 CONFIGS["r18_alpha02"] = {**CONFIGS["r11_base"], "mixup": 0.2}
 # Mixup already softens the targets; label smoothing (0.1) on top of it may be one too many.
-CONFIGS["r18_mix_ls0"] = {**CONFIGS["r11_base"], "mixup": 0.4, "label_smoothing": 0.0}
+CONFIGS["r18_mix_ls0"] = {**CONFIGS["r11_base"], "mixup": 0.4, "criterion__label_smoothing": 0.0}
 # Round 19: training batches cut after their longest series (code, not parameters: these
 # rows are the defaults with that code).
 CONFIGS["r19_trim"] = dict(CONFIGS["r18_auto"])
@@ -173,31 +175,31 @@ CONFIGS["r19_patch10"] = {**CONFIGS["r18_auto"], "patch_tokens": 135}
 CONFIGS["r19_base"] = {k: v for k, v in CONFIGS["r18_auto"].items() if k != "patch_tokens"}
 # Mixup on every set, as a window of the partner (CutMix) instead of a blend: round 19 ran it
 # as a prototype switch on ACSF1 (rough series, unmixed by mixup="auto"); now a parameter.
-CONFIGS["r19_cutmix"] = {**CONFIGS["r19_base"], "mixup": 0.4, "mixup_kind": "cutmix"}
+CONFIGS["r19_cutmix"] = {**CONFIGS["r19_base"], "mixup": 0.4, "mixup__kind": "cutmix"}
 # Twice the fine-tuning steps with mixup on (pretraining keeps its 1000): mixup's soft
 # targets are slower to fit, so its best budget may be longer than round 10's.
-CONFIGS["r19_ft2000"] = {**CONFIGS["r18_auto"], "auto_steps": 2000, "pretrain_steps": 1000}
+CONFIGS["r19_ft2000"] = {**CONFIGS["r18_auto"], "schedule__steps": 2000, "pretrain_steps": 1000}
 # Round 20: the defaults since, mixup_kind="auto" (rough series are cut, not left unmixed;
 # smooth ones blended as before).
-CONFIGS["r20_base"] = {**CONFIGS["r19_base"], "mixup_kind": "auto"}
+CONFIGS["r20_base"] = {**CONFIGS["r19_base"], "mixup__kind": "auto"}
 # Round 21: each series hides its own fraction, drawn from 0.7 ± 0.25 (0.45-0.95), so
 # pretraining also sees mostly visible series, as fine-tuning does; the defaults since.
-CONFIGS["r21_spread"] = {**CONFIGS["r20_base"], "mask_ratio_spread": 0.25}
-CONFIGS["r21_spread15"] = {**CONFIGS["r20_base"], "mask_ratio_spread": 0.15}
-CONFIGS["r21_spread35"] = {**CONFIGS["r20_base"], "mask_ratio_spread": 0.35}
+CONFIGS["r21_spread"] = {**CONFIGS["r20_base"], "masking__ratio_spread": 0.25}
+CONFIGS["r21_spread15"] = {**CONFIGS["r20_base"], "masking__ratio_spread": 0.15}
+CONFIGS["r21_spread35"] = {**CONFIGS["r20_base"], "masking__ratio_spread": 0.35}
 # Round 22: pretraining's length again, now that pretraining also sees mostly visible
 # series (round 15: 2000 pretraining steps at one ratio lost 17 points on two sets).
 CONFIGS["r22_pre2000"] = {**CONFIGS["r21_spread"], "pretrain_steps": 2000}
 # The mean ratio with the spread in place (0.7 was chosen at one ratio per fit, rounds 10-11).
-CONFIGS["r22_ratio60"] = {**CONFIGS["r21_spread"], "mask_ratio": 0.6}
-CONFIGS["r22_ratio80"] = {**CONFIGS["r21_spread"], "mask_ratio": 0.8}
+CONFIGS["r22_ratio60"] = {**CONFIGS["r21_spread"], "masking__ratio": 0.6}
+CONFIGS["r22_ratio80"] = {**CONFIGS["r21_spread"], "masking__ratio": 0.8}
 # Rotary positions, last cross-validated in rounds 6-7 (before the stem's tuning, mixup and
 # the spread); the rotary from-scratch control of full22 led both sinusoidal arms.
-CONFIGS["r22_rotary"] = {**CONFIGS["r21_spread"], "positional": "rotary"}
+CONFIGS["r22_rotary"] = {**CONFIGS["r21_spread"], "architecture__positional": "rotary"}
 # Round 23: twice the fine-tuning steps (pretraining keeps its 1000). A default fit on PLAID
 # (537 series) fine-tunes for 30 epochs, its scratch control for 60, which leads on the test
 # split (full22); on the training split the two were then found level.
-CONFIGS["r23_ft2000"] = {**CONFIGS["r21_spread"], "auto_steps": 2000, "pretrain_steps": 1000}
+CONFIGS["r23_ft2000"] = {**CONFIGS["r21_spread"], "schedule__steps": 2000, "pretrain_steps": 1000}
 # 48 tokens instead of 32 (round 4 found 64 level at twice the time, before the faster merge).
 CONFIGS["r23_tok48"] = {**CONFIGS["r21_spread"], "patch_tokens": 48}
 # Round 25: circular rolls in both phases, where a 1-NN that takes the best circular shift
@@ -207,20 +209,20 @@ CONFIGS["r25_roll"] = {**CONFIGS["r21_spread"], "augment": "roll"}
 CONFIGS["r26_auto"] = {**CONFIGS["r21_spread"], "augment": "auto"}  # the defaults since
 # Every config above split "auto" budgets half and half (pretrain_share=0.5 until round 29).
 for _config in CONFIGS.values():
-    _config.setdefault("pretrain_share", 0.5)
+    _config.setdefault("schedule__pretrain_share", 0.5)
 # Round 29 (benchmarks/sweep.py, several CV seeds at once on a GPU): rotary positions, the
 # same 2000 steps split 500 + 1500 (SPT trails scratch where fine-tuning steps matter: PLAID,
 # ACSF1), three ensemble members, and depth 6 (its SPT - scratch gap against depth 3's).
-CONFIGS["r29_rotary"] = {**CONFIGS["r26_auto"], "positional": "rotary"}
-CONFIGS["r29_pre500"] = {**CONFIGS["r26_auto"], "pretrain_steps": 500, "auto_steps": 1500}
+CONFIGS["r29_rotary"] = {**CONFIGS["r26_auto"], "architecture__positional": "rotary"}
+CONFIGS["r29_pre500"] = {**CONFIGS["r26_auto"], "pretrain_steps": 500, "schedule__steps": 1500}
 CONFIGS["r29_e3"] = {**CONFIGS["r26_auto"], "n_estimators": 3}
 CONFIGS["r29_depth6"] = {**CONFIGS["r26_auto"], "depth": 6}
 # The defaults of rounds 29-34: r29_pre500's split as the package's pretrain_share (the same
 # epoch counts: ceil(500 / steps an epoch) and ceil(1500 / steps an epoch)).
-CONFIGS["r29_share25"] = {**CONFIGS["r26_auto"], "pretrain_share": 0.25}
+CONFIGS["r29_share25"] = {**CONFIGS["r26_auto"], "schedule__pretrain_share": 0.25}
 # Round 30: does the trend go on? An eighth of the steps in pretraining (250 + 1750); with
 # the defaults' scratch control (all 2000 steps fine-tuning), the end of that line.
-CONFIGS["r30_share125"] = {**CONFIGS["r26_auto"], "pretrain_share": 0.125}
+CONFIGS["r30_share125"] = {**CONFIGS["r26_auto"], "schedule__pretrain_share": 0.125}
 # Round 31: three ensemble members at today's split, on the four sets whose fits are cheap
 # enough (about 20 s on 2 cores) for three members to stay within the fit-time target.
 CONFIGS["r31_e3"] = {**CONFIGS["r29_share25"], "n_estimators": 3}
@@ -231,7 +233,7 @@ CONFIGS["r31_e3"] = {**CONFIGS["r29_share25"], "n_estimators": 3}
 CONFIGS["r32_roll"] = {**CONFIGS["r29_share25"], "augment": "roll"}
 # SPT trails scratch by 10 points on PigCVP with rolls, in CV and on the test split: is it
 # fine-tuning's 1500 steps against scratch's 2000? The same 500 pretraining steps, then 2000.
-CONFIGS["r32_roll_ft2000"] = {**CONFIGS["r32_roll"], "pretrain_steps": 500, "auto_steps": 2000}
+CONFIGS["r32_roll_ft2000"] = {**CONFIGS["r32_roll"], "pretrain_steps": 500, "schedule__steps": 2000}
 # Round 33: SPT's published gain is attention learning locality (Coser et al.), which a
 # convolutional stem supplies from the start. Is that why SPT only ties scratch here? The
 # defaults with linear patches, SPT against its from-scratch control, beside the defaults'.
@@ -254,35 +256,36 @@ CONFIGS["r37_depth2"] = {**CONFIGS["r35_rocket"], "depth": 2}
 # Round 38: the mask ratio with the rocket tokenizer. Hidden values count as 0 in every
 # dilated kernel, so at ratio 0.7 few responses of the wider kernels are clean in
 # pretraining while fine-tuning sees only clean ones; at 0.5 (spread 0.25-0.75) more are.
-CONFIGS["r38_ratio50"] = {**CONFIGS["r35_rocket"], "mask_ratio": 0.5}
+CONFIGS["r38_ratio50"] = {**CONFIGS["r35_rocket"], "masking__ratio": 0.5}
 # ... and half the 2000 steps in pretraining (round 29 cut it to a quarter with the
 # convolutional stem): does pretraining have more to give the rocket tokens?
-CONFIGS["r38_share50"] = {**CONFIGS["r35_rocket"], "pretrain_share": 0.5}
+CONFIGS["r38_share50"] = {**CONFIGS["r35_rocket"], "schedule__pretrain_share": 0.5}
 # Round 39: three ensemble members with the rocket tokenizer, now that members run stacked
 # and share the tokenizer's thresholds (last cross-validated in round 31, convolutional stem).
 CONFIGS["r39_e3"] = {**CONFIGS["r35_rocket"], "n_estimators": 3}
 # ... and twice the step budget, SPT and its from-scratch control: does pretraining's lead
 # over scratch grow with the budget (the "longer budgets" left open since round 33)?
-CONFIGS["r39_s2000"] = {**CONFIGS["r35_rocket"], "auto_steps": 2000}
+CONFIGS["r39_s2000"] = {**CONFIGS["r35_rocket"], "schedule__steps": 2000}
 # Round 40: r39_e3 again after members were clipped on their own (MemberGradientClipping):
 # joint clipping had clipped three members in 38 % of early fine-tuning steps where the
 # single network is clipped in 69 %, so the members did not train as the network they copy.
 CONFIGS["r40_e3"] = {**CONFIGS["r35_rocket"], "n_estimators": 3}
 # Round 41 (issue 59, cost): half the step budget, and the same series seen in fewer,
 # fuller steps (a step's fixed cost is a large share at the default size).
-CONFIGS["r41_s500"] = {**CONFIGS["r35_rocket"], "auto_steps": 500}
-CONFIGS["r41_b32"] = {**CONFIGS["r35_rocket"], "auto_steps": 500, "batch_size": 32}
-CONFIGS["r41_b64"] = {**CONFIGS["r35_rocket"], "auto_steps": 250, "batch_size": 64, "lr": 2e-3}
-CONFIGS["r41_s333"] = {**CONFIGS["r35_rocket"], "auto_steps": 333}
-CONFIGS["r41_s250"] = {**CONFIGS["r35_rocket"], "auto_steps": 250}
+CONFIGS["r41_s500"] = {**CONFIGS["r35_rocket"], "schedule__steps": 500}
+CONFIGS["r41_b32"] = {**CONFIGS["r35_rocket"], "schedule__steps": 500, "batch_size": 32}
+CONFIGS["r41_b64"] = {**CONFIGS["r35_rocket"], "schedule__steps": 250, "batch_size": 64, "lr": 2e-3}
+CONFIGS["r41_s333"] = {**CONFIGS["r35_rocket"], "schedule__steps": 333}
+CONFIGS["r41_s250"] = {**CONFIGS["r35_rocket"], "schedule__steps": 250}
 # Round 41, few labels (issue 64): a tenth of each training fold keeps its labels
 # (``label_fraction``, the benchmark's stratified subset), the rest of the fold is
 # ``X_unlabeled``; the held-out fold is scored as always. Does more of the budget in
 # pretraining pay when most series have no label?
 CONFIGS["r41_l10"] = {**CONFIGS["r35_rocket"], "label_fraction": 0.1}
-CONFIGS["r41_l10_share50"] = {**CONFIGS["r41_l10"], "pretrain_share": 0.5}
+CONFIGS["r41_l10_share50"] = {**CONFIGS["r41_l10"], "schedule__pretrain_share": 0.5}
 # ... and four times pretraining's steps (2000) with fine-tuning's unchanged (1500).
-CONFIGS["r41_l10_pre2000"] = {**CONFIGS["r41_l10"], "auto_steps": 1750, "pretrain_share": 4 / 7}
+CONFIGS["r41_l10_pre2000"] = {**CONFIGS["r41_l10"], "schedule__steps": 1750,
+                              "schedule__pretrain_share": 4 / 7}
 # ... and layer-wise learning-rate decay, so that fine-tuning on a few labelled series
 # moves the pretrained lower layers less.
 CONFIGS["r41_l10_ld75"] = {**CONFIGS["r41_l10"], "layer_decay": 0.75}
@@ -292,7 +295,7 @@ CONFIGS["r41_l10_ld75"] = {**CONFIGS["r41_l10"], "layer_decay": 0.75}
 # 2000 steps in each fine-tuning), so that what pretraining adds under self-training shows.
 CONFIGS["r42_l10_st75"] = {**CONFIGS["r41_l10"], "self_training": 0.75}
 CONFIGS["r42_l10_scratch_st75"] = {**CONFIGS["r42_l10_st75"], "pretrain_epochs": 0,
-                                   "max_epochs": "auto", "auto_steps": 2000}
+                                   "max_epochs": "auto", "schedule__steps": 2000}
 # ... and short fine-tuning: with 10 % labels the default 1500 fine-tuning steps are
 # hundreds of epochs over a few series. Pretraining's 500 steps as in the defaults, then a
 # fixed number of fine-tuning epochs (150 or 50); scratch with 150 epochs alone beside it.
@@ -327,7 +330,7 @@ CONFIGS["r43_l10_ld75"] = {**CONFIGS["r43_l10"], "layer_decay": 0.75}
 # the defaults under this round's code.
 CONFIGS["r44_full"] = dict(CONFIGS["r42_min10"])
 CONFIGS["r44_cache"] = {**CONFIGS["r42_min10"], "cache_features": True}
-CONFIGS["r44_cache_b32"] = {**CONFIGS["r44_cache"], "auto_steps": 500, "batch_size": 32}
+CONFIGS["r44_cache_b32"] = {**CONFIGS["r44_cache"], "schedule__steps": 500, "batch_size": 32}
 
 
 def _after_a_quarter(net) -> bool:
@@ -394,11 +397,11 @@ def estimator_params(config: dict, n_timepoints: int, n_train: int) -> dict:
         params["pretrain_epochs"] = int(np.ceil(steps / per_epoch))
     tokens = params.pop("patch_tokens", None)
     if tokens:
-        params["patch_size"] = max(1, int(np.ceil(n_timepoints / tokens)))
+        params["tokenizer__patch_size"] = max(1, int(np.ceil(n_timepoints / tokens)))
     spans = params.pop("span_patches", None)
     if spans:  # the mean masked span in patches (the default is one patch, at least 3 steps)
-        patch = resolve_patch_size(params.get("patch_size", "auto"), n_timepoints)
-        params["mean_span"] = spans * patch
+        patch = resolve_patch_size(params.get("tokenizer__patch_size", "auto"), n_timepoints)
+        params["masking__mean_span"] = spans * patch
     return params
 
 
@@ -406,7 +409,7 @@ def fit_score(params: dict, X, y, train, test, scratch: bool, seed: int,
               device: str = "cpu") -> tuple[float, str]:
     """Test-fold accuracy of one fit, and what ``augment="auto"`` chose from its evidence."""
     torch.set_num_threads(1)
-    params = dict(params)
+    params = {RENAMED.get(k, k): v for k, v in params.items()}  # old flat names, as renamed
     fraction = params.pop("label_fraction", None)
     unlabeled = None
     n_pretrain = len(y[train])  # pretraining sees the whole fold, labelled or not
@@ -415,7 +418,8 @@ def fit_score(params: dict, X, y, train, test, scratch: bool, seed: int,
         unlabeled = None if scratch else take(X, np.delete(train, keep))
         train = train[keep]
     if scratch and "pretrain_steps" in params:  # both phases' steps in fine-tuning alone
-        params["auto_steps"] = params.get("auto_steps", 1000) + params.pop("pretrain_steps")
+        params["schedule__steps"] = params.get("schedule__steps",
+                                               1000) + params.pop("pretrain_steps")
         params["pretrain_epochs"] = 0
     params = estimator_params(params, n_timepoints(X), n_pretrain)
     # The same network from scratch at equal optimizer steps (equal epochs for fixed counts);
@@ -423,7 +427,8 @@ def fit_score(params: dict, X, y, train, test, scratch: bool, seed: int,
     if scratch and params.get("pretrain_epochs") != 0:
         pre, fine = params.get("pretrain_epochs", 100), params.get("max_epochs", 100)
         if pre == "auto" and fine == "auto":
-            params["auto_steps"] = 2 * params.get("auto_steps", 2000)
+            params["schedule__steps"] = 2 * params.get("schedule__steps",
+                                                       ROUTED["schedule__steps"].default)
         else:
             params["max_epochs"] = pre + fine
         params["pretrain_epochs"] = 0

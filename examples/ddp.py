@@ -65,12 +65,14 @@ def main(argv=None) -> dict:
         torch.cuda.set_device(local_rank())
         device = f"cuda:{local_rank()}"
     X, y, Xt, yt = load(args.dataset)
-    params = dict(random_state=0, n_threads=1, device=device, precision=args.precision)
+    params = dict(random_state=0, device__threads=1, device=device,
+                  device__precision=args.precision)
     if args.tiny:
-        params.update(depth=1, d_model=16, n_heads=2, dim_feedforward=32, dropout=0.0,
+        params.update(depth=1, d_model=16, architecture__n_heads=2,
+                      architecture__dim_feedforward=32, architecture__dropout=0.0,
                       batch_size=8, validation_fraction=0.0, pretrain_epochs=2, max_epochs=10,
                       lr=3e-3)
-    clf = SPTClassifier(callbacks=[DataParallel()], pretrain_callbacks=[DataParallel()], **params)
+    clf = SPTClassifier(callbacks=[DataParallel()], callbacks__pretrain=[DataParallel()], **params)
     start = time.perf_counter()
     clf.fit(X, y)
     seconds = time.perf_counter() - start
@@ -88,7 +90,7 @@ def main(argv=None) -> dict:
     if rank() == 0:
         print(f"{world_size()} process(es): test accuracy {accuracy:.3f}, fit {seconds:.1f} s")
         if args.save:
-            clf.set_params(callbacks=None, pretrain_callbacks=None).save(args.save)
+            clf.set_params(callbacks=None, callbacks__pretrain=None).save(args.save)
     if torch.distributed.is_available() and torch.distributed.is_initialized():
         torch.distributed.destroy_process_group()
     return result

@@ -58,7 +58,7 @@ def main(argv=None) -> pd.DataFrame:
     X_train, y_train = load(split="train", return_type="numpy3D")
     X_test, y_test = load(split="test", return_type="numpy3D")
     # default architecture (depth 3, d_model 64, 4 heads); only the epochs are set here
-    common = dict(positional=args.positional, random_state=args.seed)
+    common = dict(architecture__positional=args.positional, random_state=args.seed)
 
     t0 = time.perf_counter()
     init = SPTPretrainer(**common, pretrain_epochs=0).fit(X_train)

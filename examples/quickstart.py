@@ -1,8 +1,8 @@
 """Quick start: SPT versus the same transformer trained from scratch, on any UCR/UEA dataset.
 
 Both models see only the training split and keep their last epoch; the test split is scored
-once per model. Equal optimizer steps: SPT runs ``auto_steps`` steps of masked reconstruction
-plus ``auto_steps`` of fine-tuning; scratch runs ``2 * auto_steps`` of fine-tuning.
+once per model. Equal optimizer steps: SPT runs ``schedule__steps`` steps of masked reconstruction
+plus ``schedule__steps`` of fine-tuning; scratch runs ``2 * auto_steps`` of fine-tuning.
 
     python examples/quickstart.py [--dataset GunPoint] [--data-dir DIR] [--seeds 0 1 2]
 
@@ -35,14 +35,15 @@ def main() -> None:
     print(f"{args.dataset}: {len(X_train)} training and {len(X_test)} test series")
 
     models = {
-        "SPT": dict(auto_steps=args.steps),
-        "scratch": dict(pretrain_epochs=0, auto_steps=2 * args.steps),
+        "SPT": dict(schedule__steps=args.steps),
+        "scratch": dict(pretrain_epochs=0, schedule__steps=2 * args.steps),
     }
     for name, params in models.items():
         scores, seconds = [], []
         for seed in args.seeds:
             start = time.perf_counter()
-            clf = SPTClassifier(**params, n_threads=1, random_state=seed).fit(X_train, y_train)
+            clf = SPTClassifier(**params, device__threads=1, random_state=seed).fit(X_train,
+                                                                                    y_train)
             seconds.append(time.perf_counter() - start)
             scores.append(clf.score(X_test, y_test))
         print(f"{name:8s} accuracy {np.mean(scores):.3f} ± {np.std(scores):.3f} "

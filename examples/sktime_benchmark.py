@@ -41,7 +41,8 @@ def main() -> pd.DataFrame:
     bm = ClassificationBenchmark()
     bm.add_estimator(
         SPTClassifierSktime(
-            depth=2, d_model=32, n_heads=4, dim_feedforward=64, patch_size=8,
+            depth=2, d_model=32, architecture__n_heads=4, architecture__dim_feedforward=64,
+                tokenizer__patch_size=8,
             pretrain_epochs=50, max_epochs=100, random_state=0,
         ),
         "SPT (small)",

@@ -16,14 +16,8 @@ from sklearn.utils.validation import check_is_fitted
 from skorch.net import NeuralNet
 
 from ._concurrency import THREADS, choose_threads, settle_eval, step_macs
-from ._params import (
-    ARCHITECTURE,
-    BASE_CONSTRAINTS,
-    check_attention_params,
-    check_value,
-    resolve_device,
-    validate,
-)
+from ._params import ARCHITECTURE, BASE_CONSTRAINTS, lighthouse, resolve_device, validate
+from ._routed import DEPRECATED_OPTIONS, ENCODER_FIELDS, RENAMED, ROUTED, RoutedParams
 from .augment import Augmentation
 from .claim import RunLock, fit_fingerprint, open_run
 from .data import InputSpec, PanelInfo, check_panel, warn_if_transposed
@@ -49,19 +43,19 @@ def rng_devices() -> list[int]:
 def with_threads(method):
     """Run ``method`` holding torch's thread count for the estimator, then restore it.
 
-    ``n_threads=<int>`` holds that count for the whole call; ``n_threads=None`` holds the
+    ``device__threads=<int>`` holds that count for the whole call; None holds the
     package's choice for the fitted model's size (:meth:`SPTBase._thread_count`), which
     ``fit`` knows once it has read the data (its seeded section holds it from there).
     The count is held through :data:`sktspt._concurrency.THREADS`, so calls in other
     threads never change it midway. On CUDA, TF32 matmuls are allowed for the call
-    unless ``precision="float32"`` (:func:`sktspt.precision.matmul_precision`).
+    unless ``device__precision="float32"`` (:func:`sktspt.precision.matmul_precision`).
     """
 
     @wraps(method)
     def wrapper(self, *args, **kwargs):
-        n_threads = getattr(self, "n_threads", None)
-        check_value("n_threads", n_threads)
-        fitting = method.__name__ == "fit" and n_threads is None
+        threads = self._settings()["device__threads"]
+        ROUTED["device__threads"].check("device__threads", threads)
+        fitting = method.__name__ == "fit" and threads is None
         with THREADS.hold(None if fitting else self._thread_count()):
             return _with_matmul_precision(self, method, args, kwargs)
 
@@ -94,8 +88,8 @@ def all_or_nothing(method):
 
 
 def _with_matmul_precision(self, method, args, kwargs):
-    device = resolve_device(getattr(self, "device", "cpu"))
-    with matmul_precision(getattr(self, "precision", "auto"), device):
+    s = self._settings()
+    with matmul_precision(s["device__precision"], resolve_device(s["device"])):
         return method(self, *args, **kwargs)
 
 
@@ -104,7 +98,7 @@ def _architecture(encoder_kwargs: dict) -> dict:
     return {k: encoder_kwargs[k] for k in ARCHITECTURE if k in encoder_kwargs}
 
 
-class SPTBase(BaseEstimator):
+class SPTBase(RoutedParams, BaseEstimator):
     """Parameters, validation, data preparation and the pretraining loop.
 
     Subclasses add the fine-tuning (classifier) or embedding (pretrainer) side. All
@@ -121,19 +115,20 @@ class SPTBase(BaseEstimator):
 
     # --- validation ------------------------------------------------------------------
     def _check_params(self) -> None:
-        """Check every parameter against ``_parameter_constraints``, then their relations."""
-        validate(self)
+        """Check every parameter and setting against its constraint, then their relations."""
+        self._check_routed()
+        validate(self._settings(), self._constraints(), owner=type(self).__name__)
 
     def _mask_channels(self) -> tuple[int, ...] | None:
-        """``mask_channels`` checked against the fitted number of channels."""
-        channels = getattr(self, "mask_channels", None)
+        """``masking__channels`` checked against the fitted number of channels."""
+        channels = self._settings()["masking__channels"]
         if channels is None:
             return None
         channels = tuple(int(c) for c in channels)
         bad = [c for c in channels if not 0 <= c < self.n_channels_]
         if bad:
             raise ValueError(
-                f"mask_channels={list(channels)} names channel(s) {bad}, but X has "
+                f"masking__channels={list(channels)} names channel(s) {bad}, but X has "
                 f"{self.n_channels_} channel(s), numbered 0 to {self.n_channels_ - 1}."
             )
         return tuple(sorted(channels))
@@ -147,8 +142,9 @@ class SPTBase(BaseEstimator):
             self.n_features_in_ = info.n_timepoints
         elif hasattr(self, "n_features_in_"):
             del self.n_features_in_
-        self.input_spec_ = InputSpec.learn(X, info, self.patch_size, self.normalize)
-        self._architecture = {name: getattr(self, name) for name in ARCHITECTURE}
+        s = self._settings()
+        self.input_spec_ = InputSpec.learn(X, info, s["tokenizer__patch_size"], s["normalize"])
+        self._architecture = {field: s[source] for field, source in ENCODER_FIELDS.items()}
         self._mask_channels()
         return X, info
 
@@ -180,6 +176,16 @@ class SPTBase(BaseEstimator):
             )
             kwargs = state.pop("encoder_kwargs_")
             state["_architecture"] = _architecture(kwargs)
+        # Pickles from before 0.4.0 hold flat parameters: the routed ones under their new
+        # names (where not at their default, as if given), deprecated options only if set.
+        for old, new in RENAMED.items():
+            if old in state and new not in state:
+                value = state.pop(old)
+                if new in self._routed and value != ROUTED[new].default:
+                    state[new] = value
+        for name, option in DEPRECATED_OPTIONS.items():
+            if name in state and (name not in self._deprecated or state[name] == option.default):
+                del state[name]
         super().__setstate__(state)
 
     def _restore(self, spec: InputSpec, encoder_kwargs: dict, *, check: bool = True) -> NeuralNet:
@@ -209,7 +215,8 @@ class SPTBase(BaseEstimator):
         """Validate data seen after fit, normalise and pad it for the network."""
         check_is_fitted(self, "normalizer_")
         # The fitted network's positions, not the parameter (which may be set since fit).
-        positional = self.__dict__.get("_architecture", {}).get("positional", self.positional)
+        positional = self.__dict__.get("_architecture", {}).get(
+            "positional", self._settings()["architecture__positional"])
         return self.input_spec_.network_input(
             X, type(self).__name__, learned_positions=positional == "learned"
         )
@@ -242,22 +249,23 @@ class SPTBase(BaseEstimator):
             self._release_run()
 
     def _thread_count(self) -> int | None:
-        """Torch threads for this estimator's calls: ``n_threads``, or, for None, the
+        """Torch threads for this estimator's calls: ``device__threads``, or, for None, the
         package's choice for the model's size (:func:`sktspt._concurrency.choose_threads`
         on the multiply-adds of a training step at the fitted series length); None while
         the series length is unknown (an unfitted estimator, or ``fit`` before it has read
         its data)."""
-        if self.n_threads is not None:
-            return int(self.n_threads)
+        s = self._settings()
+        if s["device__threads"] is not None:
+            return int(s["device__threads"])
         spec = self.__dict__.get("input_spec_")
         if spec is None:
             return None
-        arch = {k: getattr(self, k) for k in ("d_model", "depth", "dim_feedforward")}
+        arch = {k: s[ENCODER_FIELDS[k]] for k in ("d_model", "depth", "dim_feedforward")}
         arch.update({k: v for k, v in self.__dict__.get("_architecture", {}).items()
                      if k in arch})
         try:
             macs = step_macs(spec.max_tokens, arch["d_model"], arch["depth"],
-                             arch["dim_feedforward"], self.batch_size, self._n_members())
+                             arch["dim_feedforward"], s["batch_size"], self._n_members())
         except (TypeError, ValueError):  # parameters set to invalid values since the fit
             macs = 0
         return choose_threads(macs, THREADS.ceiling())
@@ -274,16 +282,16 @@ class SPTBase(BaseEstimator):
     # --- training ---------------------------------------------------------------------------
     def _trainer(self) -> Trainer:
         """The training loop's settings, read once from the parameters (and ``input_spec_``)."""
+        s = self._settings()
         return Trainer(
-            lr=self.lr, weight_decay=self.weight_decay, batch_size=self.batch_size,
-            warmup=self.warmup, auto_steps=self.auto_steps,
+            lr=s["lr"], weight_decay=s["optimizer__weight_decay"], batch_size=s["batch_size"],
+            warmup=s["schedule__warmup"], auto_steps=s["schedule__steps"],
             auto_min_batches=self._auto_min_batches,
-            validation_fraction=self.validation_fraction, patience=self.patience,
-            verbose=self.verbose, device=self._device,
-            precision=getattr(self, "precision", "auto"), checkpoint_dir=self.checkpoint_dir,
-            lighthouse=check_attention_params(self),
-            lighthouse_recovery=float(getattr(self, "lighthouse_recovery", 0.1)),
-            input_spec=getattr(self, "input_spec_", None), owner=type(self).__name__,
+            validation_fraction=s["validation_fraction"], patience=s["patience"],
+            verbose=s["verbose"], device=resolve_device(s["device"]),
+            precision=s["device__precision"], checkpoint_dir=s["checkpoint_dir"],
+            lighthouse=lighthouse(s), lighthouse_recovery=float(s["attention__recovery"]),
+            input_spec=self.__dict__.get("input_spec_"), owner=type(self).__name__,
         )
 
     def _resume_seed(self, seed: int, *arrays) -> int:
@@ -335,31 +343,32 @@ class SPTBase(BaseEstimator):
         """The pretraining net of ``pretrain_objective``, not initialised.
 
         ``"masked"``: reconstruction of hidden values; ``"masked+sigreg"``: the same plus
-        ``sigreg_lambda * SIGReg`` on pooled embeddings; ``"lejepa"``: LeJEPA on random
-        views. Every net has ``module_.encoder`` and ``module_.embed``. ``n`` series (0 for
-        a net built to load weights into), ``epochs`` and ``seed`` set the schedule, split
-        and random streams; ``phase`` names the checkpoint folder.
+        ``pretrain_objective__sigreg_lambda * SIGReg`` on pooled embeddings; ``"lejepa"``:
+        LeJEPA on random views. Every net has ``module_.encoder`` and ``module_.embed``.
+        ``n`` series (0 for a net built to load weights into), ``epochs`` and ``seed`` set
+        the schedule, split and random streams; ``phase`` names the checkpoint folder.
         """
-        objective = self.pretrain_objective
-        masking = self.masking if objective == "lejepa" else resolve_masking(
-            self.masking, self.n_channels_)
+        s = self._settings()
+        objective = s["pretrain_objective"]
+        sigreg_lambda = float(s["pretrain_objective__sigreg_lambda"])
+        masking = s["masking"] if objective == "lejepa" else resolve_masking(
+            s["masking"], self.n_channels_)
         if objective == "lejepa":
             net_cls, objective_kwargs = LeJEPANet, dict(
-                module=LeJEPAModel, sigreg_lambda=float(self.sigreg_lambda), view_seed=seed
+                module=LeJEPAModel, sigreg_lambda=sigreg_lambda, view_seed=seed
             )
         else:
             net_cls = MaskedSigRegNet if objective == "masked+sigreg" else MaskedPretrainNet
             objective_kwargs = dict(
                 **self._module(ReconstructionModel), criterion=torch.nn.MSELoss, masking=masking,
-                mask_ratio=float(self.mask_ratio), mean_span=self._mean_span(), mask_seed=seed,
-                ratio_spread=float(self.mask_ratio_spread),
+                mask_ratio=float(s["masking__ratio"]), mean_span=self._mean_span(),
+                mask_seed=seed, ratio_spread=float(s["masking__ratio_spread"]),
                 mask_channels=self._mask_channels(),
-                min_crop=None if getattr(self, "pretrain_crops", None) is None
-                else float(self.pretrain_crops),
+                min_crop=None if s["pretrain_crops"] is None else float(s["pretrain_crops"]),
                 augmentation=self._augmentation(),
             )
             if objective == "masked+sigreg":
-                objective_kwargs["sigreg_lambda"] = float(self.sigreg_lambda)
+                objective_kwargs["sigreg_lambda"] = sigreg_lambda
         return net_cls(
             **trainer.net_kwargs(n, epochs, seed, None, callbacks, phase),
             **objective_kwargs,
@@ -396,18 +405,17 @@ class SPTBase(BaseEstimator):
         return Augmentation() if augment else None
 
     def _mean_span(self) -> float:
-        if self.mean_span is None:
-            return float(max(3, self.patch_size_))
-        return float(self.mean_span)
+        mean_span = self._settings()["masking__mean_span"]
+        return float(max(3, self.patch_size_) if mean_span is None else mean_span)
 
     def _embed(self, module: torch.nn.Module, X: np.ndarray) -> np.ndarray:
         """Pooled embeddings of prepared X (float32), invariant to batch composition."""
         return self._infer(module.embed, module, X).astype(np.float32, copy=False)
 
     def _autocast(self):
-        """Autocast for prediction: ``precision`` on this device (float32 where it cannot run)."""
+        """Autocast for prediction: ``device__precision`` here (float32 where it cannot run)."""
         device = self._device
-        dtype = autocast_dtype(getattr(self, "precision", "auto"), device, training=False)
+        dtype = autocast_dtype(self._settings()["device__precision"], device, training=False)
         return autocast(device, dtype)
 
     def _infer(self, forward, module: torch.nn.Module, X: np.ndarray) -> np.ndarray:

@@ -5,8 +5,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Sequence
 
-from ._param_docs import _init_parameters
-from ._params import DEPRECATED
+from ._params import init_parameters as _init_parameters
 
 __all__ = ["ALIASES", "ParameterHints", "suggest_parameter", "unknown_keyword_message"]
 
@@ -15,7 +14,7 @@ __all__ = ["ALIASES", "ParameterHints", "suggest_parameter", "unknown_keyword_me
 #: with the parameters it may mean here, the first one that a class takes wins.
 ALIASES: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(("n_jobs", "num_threads", "threads", "n_cpus", "num_workers"),
-                    ("n_threads",)),
+                    ("device__threads",)),
     **dict.fromkeys(("n_layers", "num_layers", "layers", "n_encoder_layers",
                      "num_encoder_layers", "num_hidden_layers"), ("depth",)),
     **dict.fromkeys(("epochs", "n_epochs", "num_epochs", "max_iter", "n_iter"),
@@ -28,24 +27,24 @@ ALIASES: dict[str, tuple[str, ...]] = {
                      "max_lr", "peak_lr", "eta", "step_size"), ("lr",)),
     **dict.fromkeys(("seed", "random_seed", "rng"), ("random_state",)),
     **dict.fromkeys(("nhead", "n_head", "num_heads", "num_attention_heads", "heads"),
-                    ("n_heads",)),
+                    ("architecture__n_heads",)),
     **dict.fromkeys(("embed_dim", "hidden_size", "hidden_dim", "d_hidden", "width",
                      "embedding_dim", "dim"), ("d_model",)),
     **dict.fromkeys(("d_ff", "ff_dim", "ffn_dim", "dim_ff", "intermediate_size"),
-                    ("dim_feedforward",)),
-    **dict.fromkeys(("patch_len", "patch_length", "stride"), ("patch_size",)),
+                    ("architecture__dim_feedforward",)),
+    **dict.fromkeys(("patch_len", "patch_length", "stride"), ("tokenizer__patch_size",)),
     **dict.fromkeys(("gpu", "cuda", "use_gpu"), ("device",)),
     **dict.fromkeys(("early_stopping", "early_stopping_patience", "n_iter_no_change"),
                     ("patience",)),
     **dict.fromkeys(("n_members", "ensemble_size", "n_models"), ("n_estimators",)),
-    **dict.fromkeys(("mask_rate", "masking_ratio", "mask_prob"), ("mask_ratio",)),
+    **dict.fromkeys(("mask_rate", "masking_ratio", "mask_prob"), ("masking__ratio",)),
     **dict.fromkeys(("validation_split", "val_fraction", "val_size", "validation_size"),
                     ("validation_fraction",)),
-    **dict.fromkeys(("dropout_rate", "drop_rate"), ("dropout",)),
-    **dict.fromkeys(("l2", "wd"), ("weight_decay",)),
-    **dict.fromkeys(("positional_encoding", "pos_encoding"), ("positional",)),
+    **dict.fromkeys(("dropout_rate", "drop_rate"), ("architecture__dropout",)),
+    **dict.fromkeys(("l2", "wd"), ("optimizer__weight_decay",)),
+    **dict.fromkeys(("positional_encoding", "pos_encoding"), ("architecture__positional",)),
     **dict.fromkeys(("normalization", "normalise", "scale", "scaling"), ("normalize",)),
-    **dict.fromkeys(("dtype", "amp", "mixed_precision"), ("precision",)),
+    **dict.fromkeys(("dtype", "amp", "mixed_precision"), ("device__precision",)),
     **dict.fromkeys(("checkpoint", "checkpoint_path", "output_dir"), ("checkpoint_dir",)),
 }
 
@@ -64,10 +63,12 @@ def suggest_parameter(name: str, valid: Sequence[str]) -> str | None:
 
 
 def unknown_keyword_message(cls: type, name: str) -> str:
-    """Python's message for an unknown keyword of ``cls()``, with the closest parameter."""
-    params = _init_parameters(cls)
-    valid = [n for n, p in params.items() if not (
-        isinstance(p.default, str) and p.default == DEPRECATED)]
+    """Python's message for an unknown keyword of ``cls()``, with the closest parameter or
+    routed setting (``attention__level`` -> ``attention__levels``)."""
+    if hasattr(cls, "_valid_names"):
+        valid = cls._valid_names()
+    else:
+        valid = [n for n, p in _init_parameters(cls).items() if p.kind is not p.VAR_KEYWORD]
     message = f"{cls.__name__}.__init__() got an unexpected keyword argument {name!r}"
     hint = suggest_parameter(name, valid)
     return message + (f"; did you mean {hint!r}?" if hint else ".")
@@ -79,7 +80,9 @@ class ParameterHints:
     The check runs in ``__new__``, which Python calls with the constructor's arguments
     before ``__init__``, so that ``__init__`` stays a plain function whose signature
     scikit-learn (``get_params``, ``clone``) and sktime read. Copies and pickles call
-    ``__new__`` without arguments, which passes.
+    ``__new__`` without arguments, which passes. A class whose ``__init__`` takes
+    ``**kwargs`` (the routed settings) checks those names itself
+    (:meth:`sktspt._routed.RoutedParams._translate`).
     """
 
     def __new__(cls, *args, **kwargs):

@@ -42,6 +42,7 @@ checked by the code that interprets it (``precision`` by
 
 from __future__ import annotations
 
+import inspect
 import math
 import os
 from collections.abc import Callable, Sequence
@@ -54,7 +55,6 @@ import torch
 from .augment import AUGMENTS
 from .masking import MASKINGS
 from .nn.lighthouse import ATTENTIONS, Lighthouse
-from .nn.positional import POSITIONALS
 from .nn.tokenizers import TOKENIZERS
 from .nn.whitebox import ARCHITECTURES
 from .precision import check_precision
@@ -81,6 +81,11 @@ ARCHITECTURE = (
 )
 #: The default of a deprecated parameter: "not set" (scikit-learn's convention).
 DEPRECATED = "deprecated"
+
+
+def init_parameters(cls: type) -> dict[str, inspect.Parameter]:
+    """The parameters of ``cls.__init__`` after ``self`` (``**kwargs`` included)."""
+    return dict(list(inspect.signature(cls.__init__).parameters.items())[1:])
 
 
 def show(value) -> str:
@@ -212,7 +217,8 @@ def _augment(name: str, value) -> None:
 MAX_THREADS = 4096
 
 
-def _n_threads(name: str, value) -> None:
+def n_threads(name: str, value) -> None:
+    """None or a positive thread count of at most :data:`MAX_THREADS`."""
     Integer(1, none=True)(name, value)
     if value is not None and value > MAX_THREADS:
         raise ValueError(f"{name} must be None or a positive integer of at most "
@@ -253,7 +259,8 @@ def estimator_or_none(name: str, value) -> None:
         )
 
 
-def _channels(name: str, value) -> None:
+def channels(name: str, value) -> None:
+    """None or a non-empty list of distinct channel indices."""
     if value is None:
         return
     ok = isinstance(value, list | tuple | np.ndarray) and len(value) > 0 and all(
@@ -299,8 +306,9 @@ def _device(name: str, value) -> None:
         )
 
 
-def _precision(name: str, value) -> None:
-    check_precision(value)
+def precision(name: str, value) -> None:
+    """A precision :func:`sktspt.precision.check_precision` accepts."""
+    check_precision(value, name)
 
 
 #: The regressor's fine-tuning losses.
@@ -314,32 +322,16 @@ BASE_CONSTRAINTS: dict[str, Callable[[str, Any], None]] = {
     # network and input handling
     "depth": Integer(1),
     "d_model": Integer(1),
-    "n_heads": Integer(1),
-    "dim_feedforward": Integer(1),
-    "dropout": Number(lambda v: 0 <= v < 1, "a number in [0, 1)"),
-    "patch_size": Integer(1, auto=True, what="a positive integer or 'auto'"),
     "tokenizer": Options(TOKENIZERS),
-    "differences": Integer(0),
-    "positional": Options(POSITIONALS),
     "architecture": Options(ARCHITECTURES),
+    "attention": Options(ATTENTIONS),
     "normalize": Options(NORMALIZATIONS, "'auto', 'global', 'instance' or None"),
     # the self-pretraining objective
     "masking": Options(MASKINGS),
-    "mask_ratio": Number(lambda v: 0 < v < 1, "a number in (0, 1)"),
-    "mask_ratio_spread": Number(lambda v: 0 <= v < 0.5, "a number in [0, 0.5)"),
-    "mean_span": Number(lambda v: 0 < v < math.inf, "None or a positive number", none=True),
     "pretrain_objective": Options(PRETRAIN_OBJECTIVES),
-    "sigreg_lambda": Number(lambda v: 0 <= v <= 1, "a number in [0, 1]"),
-    "mask_channels": _channels,
-    "pretrain_crops": Number(
-        lambda v: 0 < v < 1, "None or the shortest crop as a fraction of each series, in (0, 1)",
-        none=True),
     # training length and optimisation
     "pretrain_epochs": EPOCHS,
-    "auto_steps": Integer(1),
     "lr": Number(lambda v: 0 < v < math.inf, "a positive number"),
-    "warmup": Number(lambda v: 0 <= v < 1, '"auto" or a number in [0, 1)', auto=True),
-    "weight_decay": Number(lambda v: 0 <= v < math.inf, "a non-negative number"),
     "batch_size": Integer(1),
     "augment": _augment,
     "validation_fraction": Number(lambda v: 0 <= v < 1, "a number in [0, 1)"),
@@ -350,14 +342,6 @@ BASE_CONSTRAINTS: dict[str, Callable[[str, Any], None]] = {
     "random_state": random_state,
     "verbose": verbosity,
     "checkpoint_dir": _path_or_none,
-    "n_threads": _n_threads,
-    "precision": _precision,
-    # Lighthouse sparse attention (with depth, also in RELATIONS)
-    "attention": Options(ATTENTIONS),
-    "lighthouse_levels": Integer(1, what="an integer >= 1"),
-    "lighthouse_pool": Integer(2, what="an integer >= 2"),
-    "lighthouse_topk": Integer(1, what="an integer >= 1"),
-    "lighthouse_recovery": Number(lambda v: 0 <= v <= 1, "a number in [0, 1]"),
 }
 
 
@@ -367,34 +351,33 @@ def check_value(name: str, value) -> None:
 
 
 # --- constraints between parameters -------------------------------------------------------
+# Each takes the resolved settings (a plain dict: ``RoutedParams._settings``).
 def _as_int(value, name: str, low: int) -> int:
     Integer(low, what=f"an integer >= {low}")(name, value)
     return int(value)
 
 
-def check_attention_params(est) -> Lighthouse | None:
-    """Validate ``attention`` and the ``lighthouse_*`` parameters of an estimator.
+def check_attention_params(attention: str, levels, pool, topk, recovery,
+                           depth=None) -> Lighthouse | None:
+    """Validate ``attention`` and its ``attention__*`` settings.
 
     Returns the :class:`~sktspt.nn.lighthouse.Lighthouse` settings, or None for dense
-    attention.
+    attention. The settings are checked whichever attention is chosen.
     """
-    attention = getattr(est, "attention", "dense")
     BASE_CONSTRAINTS["attention"]("attention", attention)
     cfg = Lighthouse(
-        levels=_as_int(getattr(est, "lighthouse_levels", 3), "lighthouse_levels", 1),
-        pool=_as_int(getattr(est, "lighthouse_pool", 4), "lighthouse_pool", 2),
-        topk=_as_int(getattr(est, "lighthouse_topk", 8), "lighthouse_topk", 1),
+        levels=_as_int(levels, "attention__levels", 1),
+        pool=_as_int(pool, "attention__pool", 2),
+        topk=_as_int(topk, "attention__topk", 1),
     )
-    recovery = getattr(est, "lighthouse_recovery", 0.1)
-    BASE_CONSTRAINTS["lighthouse_recovery"]("lighthouse_recovery", recovery)
+    Number(lambda v: 0 <= v <= 1, "a number in [0, 1]")("attention__recovery", recovery)
     if attention == "dense":
         return None
     if cfg.tile_tokens > 2**24:
         raise ValueError(
-            f"lighthouse_pool={cfg.pool} and lighthouse_levels={cfg.levels} make tiles of "
+            f"attention__pool={cfg.pool} and attention__levels={cfg.levels} make tiles of "
             f"{cfg.tile_tokens} tokens; lower one of them."
         )
-    depth = getattr(est, "depth", None)
     if isinstance(depth, int | np.integer) and not isinstance(depth, bool) and depth < 3:
         raise ValueError(
             f"attention='lighthouse' needs depth >= 3, got depth={int(depth)}: the first and "
@@ -403,37 +386,48 @@ def check_attention_params(est) -> Lighthouse | None:
     return cfg
 
 
-def _heads_divide_width(est) -> None:
-    if est.d_model % est.n_heads:
-        raise ValueError(f"d_model={est.d_model} must be divisible by n_heads={est.n_heads}.")
+def lighthouse(s: dict) -> Lighthouse | None:
+    """The Lighthouse settings of resolved settings ``s`` (None for dense attention)."""
+    return check_attention_params(
+        s["attention"], s["attention__levels"], s["attention__pool"], s["attention__topk"],
+        s["attention__recovery"], s["depth"])
 
 
-def _ensembles_pretrain_masked(est) -> None:
-    if getattr(est, "n_estimators", 1) > 1 and est.pretrain_objective != "masked":
+def _heads_divide_width(s: dict) -> None:
+    heads = s["architecture__n_heads"]
+    if s["d_model"] % heads:
+        raise ValueError(
+            f"d_model={s['d_model']} must be divisible by architecture__n_heads={heads}.")
+
+
+def _ensembles_pretrain_masked(s: dict) -> None:
+    if s.get("n_estimators", 1) > 1 and s["pretrain_objective"] != "masked":
         raise ValueError(
             "n_estimators > 1 trains members with masked reconstruction only; got "
-            f"pretrain_objective={est.pretrain_objective!r}."
+            f"pretrain_objective={s['pretrain_objective']!r}."
         )
 
 
-def leap_needs_one_network(est) -> None:
+def leap_needs_one_network(members: int, early_exit, loss_weight) -> None:
     """LEAP's loss and early exit act on a single network, not on an ensemble."""
-    members = int(getattr(est, "n_estimators", 1))
-    if members > 1 and (
-        getattr(est, "early_exit", None) is not None or float(getattr(est, "exit_loss_weight", 0))
-        > 0
-    ):
+    if int(members) > 1 and (early_exit is not None or float(loss_weight) > 0):
         raise ValueError(
-            "early_exit and exit_loss_weight act on a single network; got "
-            f"n_estimators={members}. Use n_estimators=1 with LEAP."
+            "early_exit and early_exit__loss_weight act on a single network; got "
+            f"n_estimators={int(members)}. Use n_estimators=1 with LEAP."
         )
 
 
-def _reinit_within_depth(est) -> None:
+def _leap(s: dict) -> None:
+    if "early_exit" in s:
+        leap_needs_one_network(s.get("n_estimators", 1), s["early_exit"],
+                               s["early_exit__loss_weight"])
+
+
+def _reinit_within_depth(s: dict) -> None:
     """``reinit_layers`` within the depth of the network (a fitted pretrainer's, if given)."""
-    layers = getattr(est, "reinit_layers", 0)
-    pretrainer = getattr(est, "pretrainer", None)
-    depth = est.depth if pretrainer is None else getattr(pretrainer, "depth", est.depth)
+    layers = s.get("reinit_layers", 0)
+    pretrainer = s.get("pretrainer")
+    depth = s["depth"] if pretrainer is None else getattr(pretrainer, "depth", s["depth"])
     if layers > depth:
         raise ValueError(
             f"reinit_layers={layers} exceeds depth={depth}: at most every layer can "
@@ -442,26 +436,23 @@ def _reinit_within_depth(est) -> None:
 
 
 #: Checks of combinations, run after every parameter passed its own constraint.
-RELATIONS: tuple[Callable[[Any], None], ...] = (
-    _heads_divide_width, _ensembles_pretrain_masked, leap_needs_one_network,
-    check_attention_params, _reinit_within_depth,
+RELATIONS: tuple[Callable[[dict], None], ...] = (
+    _heads_divide_width, _ensembles_pretrain_masked, _leap, lighthouse, _reinit_within_depth,
 )
 
 
-def validate(est, names: Sequence[str] | None = None) -> None:
-    """Check the parameters of ``est`` (all, or ``names`` only) against its class's
-    ``_parameter_constraints``.
+def validate(settings: dict, constraints: dict, names: Sequence[str] | None = None,
+             owner: str = "estimator") -> None:
+    """Check resolved ``settings`` (all, or ``names`` only) against ``constraints``.
 
-    With all parameters, :data:`RELATIONS` are checked too. Raises ``ValueError`` or
+    With all of them, :data:`RELATIONS` are checked too. Raises ``ValueError`` or
     ``TypeError`` naming the parameter. A parameter without a constraint is a bug of the
     class, reported as such.
     """
-    constraints = type(est)._parameter_constraints
-    own = est.get_params(deep=False)
-    for name in own if names is None else names:
+    for name in settings if names is None else names:
         if name not in constraints:
-            raise RuntimeError(f"{type(est).__name__} declares no constraint for {name!r}.")
-        constraints[name](name, own[name])
+            raise RuntimeError(f"{owner} declares no constraint for {name!r}.")
+        constraints[name](name, settings[name])
     if names is None:
         for relation in RELATIONS:
-            relation(est)
+            relation(settings)

@@ -17,7 +17,6 @@ then fine-tuning the whole network with a task head through
 
 from __future__ import annotations
 
-import inspect
 import math
 import re
 import warnings
@@ -35,17 +34,9 @@ from ._base import (
     with_threads,
 )
 from ._concurrency import settle_eval
-from ._params import (
-    EPOCHS,
-    Integer,
-    Number,
-    Options,
-    boolean,
-    callbacks_or_none,
-    estimator_or_none,
-)
+from ._params import EPOCHS, Number, boolean, estimator_or_none
 from ._params import show as _show
-from .augment import MIXUP_KINDS, resolve_mixup
+from .augment import resolve_mixup
 from .data import check_panel
 from .inference import INFERENCE_BATCH
 from .loaders import net_input, stack_panels
@@ -60,10 +51,12 @@ __all__ = ["SupervisedSPT"]
 #: ``1.layers.2...`` for an ensemble member's encoder).
 _LAYER_KEY = re.compile(r"(?:^|\.)layers\.(\d+)\.")
 
-#: Parameters that a fitted ``pretrainer`` fixes (its architecture and input handling).
+#: Parameters and settings that a fitted ``pretrainer`` fixes (its architecture and input
+#: handling).
 _PRETRAINER_PARAMS = (
-    "depth", "d_model", "n_heads", "dim_feedforward", "patch_size", "tokenizer", "differences",
-    "positional", "architecture", "normalize",
+    "depth", "d_model", "architecture__n_heads", "architecture__dim_feedforward",
+    "tokenizer__patch_size", "tokenizer", "differences", "architecture__positional",
+    "architecture", "normalize",
 )
 
 
@@ -85,18 +78,24 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
     _parameter_constraints: dict = {
         **SPTBase._parameter_constraints,
         "max_epochs": EPOCHS,
-        "pretrain_share": Number(lambda v: 0 < v < 1, "a number in (0, 1)"),
-        "layer_decay": Number(lambda v: 0 < v <= 1, "a number in (0, 1]"),
-        "reinit_layers": Integer(0),
         "mixup": Number(lambda v: 0 <= v < math.inf, '"auto" or a non-negative number',
                         auto=True),
-        "mixup_kind": Options(MIXUP_KINDS + ("auto",)),
         "pretrainer": estimator_or_none,
         "warm_start": boolean,
-        "n_estimators": Integer(1),
-        "pretrain_callbacks": callbacks_or_none,
-        "cache_features": boolean,
     }
+    #: The routed settings every supervised task takes (:data:`sktspt._routed.ROUTED`).
+    _routed = (
+        "architecture__n_heads", "architecture__dim_feedforward", "architecture__dropout",
+        "architecture__positional", "tokenizer__patch_size", "attention__levels",
+        "attention__pool", "attention__topk", "attention__recovery", "masking__ratio",
+        "masking__ratio_spread", "masking__mean_span", "masking__channels",
+        "pretrain_objective__sigreg_lambda", "schedule__steps", "schedule__pretrain_share",
+        "schedule__warmup", "optimizer__weight_decay", "mixup__kind", "device__threads",
+        "device__precision", "callbacks__pretrain",
+    )
+    #: The options the project's evidence rejected, deprecated until 0.5.
+    _deprecated = ("layer_decay", "reinit_layers", "differences", "pretrain_crops",
+                   "n_estimators", "cache_features")
 
     # --- hooks of the task ------------------------------------------------------------
     def _fit_targets(self, y, n: int) -> np.ndarray:
@@ -158,6 +157,7 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
             The fitted estimator.
         """
         self._check_params()  # every parameter, also for a warm start or a given pretrainer
+        s = self._settings()
         if self.warm_start and hasattr(self, "net_"):
             return self._continue(X, y, sample_weight)
         if self.pretrainer is not None:
@@ -181,7 +181,7 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
                 "an SPTPretrainer fitted on it).",
                 UserWarning, stacklevel=6,  # fit's caller, through the fit wrappers
             )
-        self.mixup_, self.mixup_kind_ = resolve_mixup(self.mixup, Xp, self.mixup_kind)
+        self.mixup_, self.mixup_kind_ = resolve_mixup(self.mixup, Xp, s["mixup__kind"])
         self.augment_ = False if self.augment == "auto" else self.augment  # until chosen
         with self._seeded(seed):
             encoder_state = None
@@ -198,7 +198,7 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
                 self.pretrain_epochs_ = trainer.epochs(
                     self.pretrain_epochs, len(pre_X), seed, steps=self._auto_budget("pretrain"))
                 pre_net = self._pretrain(trainer, pre_X, self.pretrain_epochs_, seed,
-                                         self.pretrain_callbacks)
+                                         s["callbacks__pretrain"])
                 encoder_state = pre_net.module_.encoder.state_dict()
                 self.pretrain_history_ = pre_net.history
             self.max_epochs_ = trainer.epochs(self.max_epochs, len(Xp), seed,
@@ -251,14 +251,17 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         """The optimizer steps an ``"auto"`` phase aims at.
 
         Where both phases are ``"auto"`` and this fit pretrains, they split
-        ``2 * auto_steps`` by ``pretrain_share``: equal total steps to the from-scratch
-        control (``pretrain_epochs=0``, ``auto_steps`` doubled) whatever the split.
+        ``2 * schedule__steps`` by ``schedule__pretrain_share``: equal total steps to the
+        from-scratch control (``pretrain_epochs=0``, ``schedule__steps`` doubled) whatever
+        the split.
         """
+        s = self._settings()
+        steps, share = s["schedule__steps"], s["schedule__pretrain_share"]
         both = self.pretrain_epochs == "auto" and self.max_epochs == "auto"
         if not both or self.pretrainer is not None:
-            return self.auto_steps
-        share = self.pretrain_share if phase == "pretrain" else 1 - self.pretrain_share
-        return max(1, round(2 * self.auto_steps * share))
+            return steps
+        share = share if phase == "pretrain" else 1 - share
+        return max(1, round(2 * steps * share))
 
     def _planned_steps(self, n: int, n_unlabeled: int = 0, y=None) -> int:
         """The optimizer steps a fit on ``n`` labelled and ``n_unlabeled`` unlabelled series
@@ -278,7 +281,7 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         return steps + epochs * trainer.batches(n, seed, y_enc)
 
     def _n_members(self) -> int:
-        return int(self.n_estimators)
+        return int(self._settings()["n_estimators"])
 
     def _start_finetuning(self, net, encoder_state: dict | None, Xp: np.ndarray) -> None:
         """Initialise ``net`` from the pretrained encoder, or (from scratch) fit its input
@@ -297,7 +300,7 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         """
         index = {k: int(m.group(1)) for k in state if (m := _LAYER_KEY.search(k))}
         depth = 1 + max(index.values(), default=-1)
-        top = range(depth - int(self.reinit_layers), depth)
+        top = range(depth - int(self._settings()["reinit_layers"]), depth)
         fresh = {k: v.clone() for k, v in encoder.state_dict().items() if index.get(k) in top}
         encoder.load_state_dict({**state, **fresh})
 
@@ -308,7 +311,7 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         inside a patch; ensembles; panels past :data:`FEATURE_CACHE_VALUES`). Rolls and
         mixup then act on the tokens' features (:func:`~sktspt.augment.token_panel`)."""
         module = net.module_
-        if (not getattr(self, "cache_features", False) or self._n_members() > 1
+        if (not self._settings()["cache_features"] or self._n_members() > 1
                 or self._augment() not in (False, "roll")
                 or not module.encoder.has_fixed_features):
             return None
@@ -322,7 +325,7 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
 
     def _restored_net(self, trainer):
         # The epochs a warm start trains.
-        epochs = getattr(self, "max_epochs_", self.max_epochs)
+        epochs = self.__dict__.get("max_epochs_", self.max_epochs)
         epochs = epochs if isinstance(epochs, int) else 0
         return self._finetune_net(trainer, 0, None, 0, epochs, None, weighted=False)
 
@@ -393,17 +396,14 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         from sklearn.frozen import FrozenEstimator
 
         inner = pre.estimator if isinstance(pre, FrozenEstimator) else pre
-        theirs = inner.get_params(deep=False) if hasattr(inner, "get_params") else {}
-        defaults = {
-            k: p.default for k, p in inspect.signature(type(self).__init__).parameters.items()
-        }
+        theirs = inner._settings() if hasattr(inner, "_settings") else {}
+        mine, defaults = self._settings(), type(self)()._settings()
         clashes = [
             name for name in _PRETRAINER_PARAMS
-            if name in theirs and getattr(self, name) != defaults.get(name)
-            and getattr(self, name) != theirs[name]
+            if name in theirs and mine[name] != defaults.get(name) and mine[name] != theirs[name]
         ]
         if clashes:
-            mine = ", ".join(f"{k}={_show(getattr(self, k))}" for k in clashes)
+            mine = ", ".join(f"{k}={_show(mine[k])}" for k in clashes)
             pre_values = ", ".join(f"{k}={_show(theirs[k])}" for k in clashes)
             warnings.warn(
                 f"{type(self).__name__}({mine}) is ignored: the fitted pretrainer fixes the "
@@ -431,13 +431,14 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
             )
         return self._prepare(U)
 
-    def _fine_tuning_kwargs(self, seed: int) -> dict:
+    def _fine_tuning_kwargs(self, seed: int, exit_loss_weight: float = 0.0) -> dict:
         """The fine-tuning net's settings every task shares: augmentation and its stream,
-        mixup, the LEAP exit loss (where the task has it) and layer decay."""
+        mixup, the LEAP exit loss (``exit_loss_weight``, for a task that has it) and layer
+        decay."""
         return dict(
             augmentation=self._augmentation(),
             augment_seed=seed + 2,  # pretraining's mask streams use seed and seed + 1
-            exit_loss_weight=float(getattr(self, "exit_loss_weight", 0.0)),
+            exit_loss_weight=float(exit_loss_weight),
             mixup_alpha=self._mixup_alpha(),
             mixup_kind=self._mixup_kind(),
             **self._layer_decay(),
@@ -449,19 +450,20 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         A classifier pickled before ``mixup_`` existed has only the number in ``mixup``;
         :func:`sktspt.compress.fuse_layers` rebuilds such a one's net.
         """
-        return float(getattr(self, "mixup_", self.mixup))
+        return float(self.__dict__.get("mixup_", self.mixup))
 
     def _mixup_kind(self) -> str:
-        """``mixup_kind`` as fit resolved it (``mixup_kind_``), or as set (older pickles)."""
-        return getattr(self, "mixup_kind_", getattr(self, "mixup_kind", "blend"))
+        """``mixup__kind`` as fit resolved it (``mixup_kind_``); pickles from before mixup
+        kinds blended."""
+        return self.__dict__.get("mixup_kind_", "blend")
 
     def _layer_decay(self) -> dict:
-        """``optimizer__param_groups`` for ``layer_decay`` below 1, else nothing.
+        """``optimizer__param_groups`` for the deprecated ``layer_decay`` below 1, else nothing.
 
         The groups follow the network's depth, which a pretrainer fixes (``_architecture``),
         not the ``depth`` parameter.
         """
-        groups = layer_decay_groups(self.lr, float(self.layer_decay),
+        groups = layer_decay_groups(self.lr, float(self._settings()["layer_decay"]),
                                     int(self._architecture["depth"]))
         return {"optimizer__param_groups": groups} if groups else {}
 
@@ -484,7 +486,7 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
             self.net_.criterion_.reduction = "none"
         # The current precision (it may have changed since the net was built, or the model
         # may have been loaded on another device); raises where the device cannot train it.
-        self.net_.precision = autocast_dtype(self.precision, self._device)
+        self.net_.precision = autocast_dtype(self._settings()["device__precision"], self._device)
         with self._seeded(self._seed()):
             self.net_.partial_fit(net_input(Xp, weights), y_enc)
         settle_eval(self.net_.module_)

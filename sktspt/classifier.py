@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import torch
 from sklearn.base import ClassifierMixin
@@ -14,7 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._base import with_threads
 from ._param_docs import document_parameters
 from ._param_hints import ParameterHints
-from ._params import Integer, Number, class_weight_or_none
+from ._params import Number, class_weight_or_none
 from ._params import show as _show
 from ._supervised import SupervisedSPT
 from .augment import roll_series
@@ -104,136 +102,71 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
 
     _parameter_constraints: dict = {
         **SupervisedSPT._parameter_constraints,
-        "label_smoothing": Number(lambda v: 0 <= v <= 1, "a number in [0, 1]"),
         "class_weight": class_weight_or_none,
-        "exit_loss_weight": Number(lambda v: 0 <= v < math.inf,
-                                   "a non-negative number (0 turns the LEAP loss off)"),
         "early_exit": Number(lambda v: -1 <= v <= 1,
                              "None or a cosine threshold in [-1, 1] (0.95 in the LEAP paper)",
                              none=True),
-        "min_exit_layer": Integer(1),
-        "self_training": Number(lambda v: 0 < v < 1, "None or a probability in (0, 1)",
-                                none=True),
     }
+    _routed = (*SupervisedSPT._routed, "criterion__label_smoothing", "early_exit__loss_weight",
+               "early_exit__min_layer")
+    _deprecated = (*SupervisedSPT._deprecated, "self_training")
 
     def __init__(
         self,
+        *,
         depth=3,
         d_model=64,
-        n_heads=4,
-        dim_feedforward=128,
-        *,
-        dropout=0.1,
-        patch_size="auto",
         tokenizer="rocket",
-        differences=0,
-        positional="sinusoidal",
         architecture="transformer",
+        attention="dense",
         normalize="auto",
         masking="span",
-        mask_ratio=0.7,
-        mask_ratio_spread=0.25,
-        mean_span=None,
         pretrain_objective="masked",
-        sigreg_lambda=0.05,
         pretrain_epochs="auto",
         max_epochs="auto",
-        auto_steps=1000,
-        pretrain_share=0.25,
         lr=1e-3,
-        warmup="auto",
-        weight_decay=0.01,
         batch_size=16,
-        label_smoothing=0.1,
-        layer_decay=1.0,
-        reinit_layers=0,
         augment="auto",
         mixup="auto",
-        mixup_kind="auto",
+        class_weight=None,
+        early_exit=None,
+        pretrainer=None,
         validation_fraction=0.0,
         patience=None,
-        pretrainer=None,
-        warm_start=False,
         callbacks=None,
-        device="cpu",
         random_state=None,
+        device="cpu",
         verbose=0,
+        warm_start=False,
         checkpoint_dir=None,
-        n_estimators=1,
-        n_threads=None,
-        class_weight=None,
-        mask_channels=None,
-        pretrain_crops=None,
-        pretrain_callbacks=None,
-        exit_loss_weight=0.0,
-        early_exit=None,
-        min_exit_layer=2,
-        attention="dense",
-        lighthouse_levels=3,
-        lighthouse_pool=4,
-        lighthouse_topk=8,
-        lighthouse_recovery=0.1,
-        precision="auto",
-        self_training=None,
-        cache_features=False,
+        **kwargs,
     ) -> None:
         self.depth = depth
         self.d_model = d_model
-        self.n_heads = n_heads
-        self.dim_feedforward = dim_feedforward
-        self.dropout = dropout
-        self.patch_size = patch_size
         self.tokenizer = tokenizer
-        self.differences = differences
-        self.positional = positional
         self.architecture = architecture
+        self.attention = attention
         self.normalize = normalize
         self.masking = masking
-        self.mask_ratio = mask_ratio
-        self.mask_ratio_spread = mask_ratio_spread
-        self.mean_span = mean_span
         self.pretrain_objective = pretrain_objective
-        self.sigreg_lambda = sigreg_lambda
         self.pretrain_epochs = pretrain_epochs
         self.max_epochs = max_epochs
-        self.auto_steps = auto_steps
-        self.pretrain_share = pretrain_share
         self.lr = lr
-        self.warmup = warmup
-        self.weight_decay = weight_decay
         self.batch_size = batch_size
-        self.label_smoothing = label_smoothing
-        self.layer_decay = layer_decay
-        self.reinit_layers = reinit_layers
         self.augment = augment
         self.mixup = mixup
-        self.mixup_kind = mixup_kind
+        self.class_weight = class_weight
+        self.early_exit = early_exit
+        self.pretrainer = pretrainer
         self.validation_fraction = validation_fraction
         self.patience = patience
-        self.pretrainer = pretrainer
-        self.warm_start = warm_start
         self.callbacks = callbacks
-        self.device = device
         self.random_state = random_state
+        self.device = device
         self.verbose = verbose
+        self.warm_start = warm_start
         self.checkpoint_dir = checkpoint_dir
-        self.n_estimators = n_estimators
-        self.n_threads = n_threads
-        self.class_weight = class_weight
-        self.mask_channels = mask_channels
-        self.pretrain_crops = pretrain_crops
-        self.pretrain_callbacks = pretrain_callbacks
-        self.exit_loss_weight = exit_loss_weight
-        self.early_exit = early_exit
-        self.min_exit_layer = min_exit_layer
-        self.attention = attention
-        self.lighthouse_levels = lighthouse_levels
-        self.lighthouse_pool = lighthouse_pool
-        self.lighthouse_topk = lighthouse_topk
-        self.lighthouse_recovery = lighthouse_recovery
-        self.precision = precision
-        self.self_training = self_training
-        self.cache_features = cache_features
+        self._set_routed(kwargs)
 
     # --- fit (the two phases: SupervisedSPT.fit) ---------------------------------------
     def fit(self, X, y, X_unlabeled=None, sample_weight=None) -> SPTClassifier:
@@ -285,13 +218,13 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
         return "roll" if gain > 0 else False
 
     def _self_trains(self) -> bool:
-        return self.self_training is not None
+        return self._settings()["self_training"] is not None
 
     def _pseudo_targets(self, net, U: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The series of ``U`` whose predicted class (by ``net``, averaged over turns as
         ``predict_proba`` does) has probability ``>= self_training``, and those classes."""
         proba = self._turned_proba(U, net.module_)
-        keep = np.flatnonzero(proba.max(axis=1) >= self.self_training)
+        keep = np.flatnonzero(proba.max(axis=1) >= self._settings()["self_training"])
         return keep, proba[keep].argmax(axis=1).astype(np.int64)
 
     def _restore(self, spec, encoder_kwargs: dict, *, classes: np.ndarray, check: bool = True):
@@ -327,13 +260,14 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
         """The fine-tuning net, not initialised: the classification model, its loss and
         augmentation (arguments as for :meth:`SPTBase._pretrain_net`)."""
         ensemble = self._n_members() > 1
+        s = self._settings()
         return AugmentedNetClassifier(
             **self._module(ClassificationModel),
             predict_nonlinearity=mean_member_proba if ensemble else "auto",
-            **self._fine_tuning_kwargs(seed),
+            **self._fine_tuning_kwargs(seed, s["early_exit__loss_weight"]),
             module__n_classes=len(self.classes_),
             criterion=torch.nn.CrossEntropyLoss,
-            criterion__label_smoothing=float(self.label_smoothing),
+            criterion__label_smoothing=float(s["criterion__label_smoothing"]),
             # Per-series losses, weighted in AugmentedNetClassifier.random_step.
             **({"criterion__reduction": "none"} if weighted else {}),
             **trainer.net_kwargs(n, epochs, seed, y_enc, self.callbacks, phase),
@@ -412,17 +346,23 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
         """
         check_is_fitted(self, "net_")
         if self.early_exit is None:
-            check_exit_params(self)
+            self._check_exit()
             return np.full(len(self._input(X)), len(self.encoder_.layers), dtype=np.int64)
         return self._early_exit(X)[2]
 
+    def _check_exit(self) -> dict:
+        """Check LEAP's settings again (they can be set after fit); the resolved settings."""
+        s = self._settings()
+        check_exit_params(s, self._constraints())
+        return s
+
     def _early_exit(self, X):
         """Logits, pooled representations and exit layers with the LEAP exit rule."""
-        check_exit_params(self)
+        s = self._check_exit()
         with self._autocast():
             return early_exit_infer(
-                self.net_.module_, self._input(X), float(self.early_exit),
-                int(self.min_exit_layer), INFERENCE_BATCH, patch_size=self.patch_size_,
+                self.net_.module_, self._input(X), float(s["early_exit"]),
+                int(s["early_exit__min_layer"]), INFERENCE_BATCH, patch_size=self.patch_size_,
                 max_tokens=self.max_tokens_, device=self._device,
             )
 

@@ -82,8 +82,8 @@ def attention_maps(estimator, X, *, batch_size: int = 256) -> list[np.ndarray]:
         )
     if not isinstance(batch_size, int | np.integer) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}.")
-    Xp = est.input_spec_.network_input(X, type(est).__name__,
-                                       learned_positions=est.positional == "learned")
+    learned = est._architecture.get("positional") == "learned"
+    Xp = est.input_spec_.network_input(X, type(est).__name__, learned_positions=learned)
     device = next(encoder.parameters()).device
     settle_eval(encoder)
     layers: list[list[np.ndarray]] = [[] for _ in encoder.layers]

@@ -32,7 +32,7 @@ from .nn.heads import split_input
 __all__ = ["record_layers", "check_exit_params", "early_exit_pass"]
 
 #: The parameters of LEAP, checked again at prediction (they can be set after fit).
-EXIT_PARAMS = ("exit_loss_weight", "early_exit", "min_exit_layer")
+EXIT_PARAMS = ("early_exit__loss_weight", "early_exit", "early_exit__min_layer")
 
 
 @contextmanager
@@ -59,13 +59,14 @@ def record_layers(encoder):
     pooled.extend(masked_mean(encoder.norm(h), keep) for h, keep in outputs[-depth:])
 
 
-def check_exit_params(est) -> None:
-    """Validate ``exit_loss_weight``, ``early_exit`` and ``min_exit_layer`` of ``est``.
+def check_exit_params(settings: dict, constraints: dict) -> None:
+    """Validate LEAP's settings (:data:`EXIT_PARAMS`) in resolved ``settings``.
 
     They can change after fit (``set_params``), so prediction checks them again.
     """
-    validate(est, EXIT_PARAMS)
-    leap_needs_one_network(est)
+    validate(settings, constraints, EXIT_PARAMS)
+    leap_needs_one_network(settings.get("n_estimators", 1), settings["early_exit"],
+                           settings["early_exit__loss_weight"])
 
 
 def _padded(t: torch.Tensor, size: int, fill: float | bool = 0) -> torch.Tensor:

@@ -39,10 +39,10 @@ PRECISIONS = ("auto", "float32", "bfloat16", "float16")
 _DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16}
 
 
-def check_precision(precision) -> None:
+def check_precision(precision, name: str = "precision") -> None:
     """Raise ``ValueError`` unless ``precision`` is one of :data:`PRECISIONS`."""
     if not isinstance(precision, str) or precision not in PRECISIONS:
-        raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}.")
+        raise ValueError(f"{name} must be one of {PRECISIONS}, got {precision!r}.")
 
 
 def _bf16_ok(device: torch.device) -> bool:

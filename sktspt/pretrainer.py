@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import torch
 from sklearn.utils.validation import check_is_fitted
@@ -12,7 +10,6 @@ from ._base import EmbeddingTransformerMixin, SPTBase, all_or_nothing, with_thre
 from ._concurrency import settle_eval
 from ._param_docs import PRETRAINER_DOCS, document_parameters
 from ._param_hints import ParameterHints
-from ._params import DEPRECATED, EPOCHS, Deprecated
 from .data import check_panel
 from .training import LeJEPANet
 
@@ -61,104 +58,69 @@ class SPTPretrainer(ParameterHints, EmbeddingTransformerMixin, SPTBase):
     (20, 16)
     """
 
-    _parameter_constraints: dict = {
-        **SPTBase._parameter_constraints,
-        "max_epochs": Deprecated(EPOCHS),  # renamed pretrain_epochs in 0.3.0
-    }
+    _routed = (
+        "architecture__n_heads", "architecture__dim_feedforward", "architecture__dropout",
+        "architecture__positional", "tokenizer__patch_size", "attention__levels",
+        "attention__pool", "attention__topk", "attention__recovery", "masking__ratio",
+        "masking__ratio_spread", "masking__mean_span", "masking__channels",
+        "pretrain_objective__sigreg_lambda", "schedule__steps", "schedule__warmup",
+        "optimizer__weight_decay", "device__threads", "device__precision",
+    )
+    #: The options the project's evidence rejected, deprecated until 0.5.
+    _deprecated = ("differences", "pretrain_crops")
+    _renamed = {"max_epochs": "pretrain_epochs"}  # since 0.3.0
 
     def __init__(
         self,
+        *,
         depth=3,
         d_model=64,
-        n_heads=4,
-        dim_feedforward=128,
-        *,
-        dropout=0.1,
-        patch_size="auto",
         tokenizer="rocket",
-        differences=0,
-        positional="sinusoidal",
         architecture="transformer",
+        attention="dense",
         normalize="auto",
         masking="span",
-        mask_ratio=0.7,
-        mask_ratio_spread=0.25,
-        mean_span=None,
         pretrain_objective="masked",
-        sigreg_lambda=0.05,
         pretrain_epochs="auto",
-        max_epochs="deprecated",
-        auto_steps=1000,
         lr=1e-3,
-        warmup="auto",
-        weight_decay=0.01,
         batch_size=16,
         augment="auto",
         validation_fraction=0.0,
         patience=None,
         callbacks=None,
-        device="cpu",
         random_state=None,
+        device="cpu",
         verbose=0,
         checkpoint_dir=None,
-        n_threads=None,
-        mask_channels=None,
-        pretrain_crops=None,
-        attention="dense",
-        lighthouse_levels=3,
-        lighthouse_pool=4,
-        lighthouse_topk=8,
-        lighthouse_recovery=0.1,
-        precision="auto",
+        **kwargs,
     ) -> None:
         self.depth = depth
         self.d_model = d_model
-        self.n_heads = n_heads
-        self.dim_feedforward = dim_feedforward
-        self.dropout = dropout
-        self.patch_size = patch_size
         self.tokenizer = tokenizer
-        self.differences = differences
-        self.positional = positional
         self.architecture = architecture
+        self.attention = attention
         self.normalize = normalize
         self.masking = masking
-        self.mask_ratio = mask_ratio
-        self.mask_ratio_spread = mask_ratio_spread
-        self.mean_span = mean_span
         self.pretrain_objective = pretrain_objective
-        self.sigreg_lambda = sigreg_lambda
         self.pretrain_epochs = pretrain_epochs
-        self.max_epochs = max_epochs
-        self.auto_steps = auto_steps
         self.lr = lr
-        self.warmup = warmup
-        self.weight_decay = weight_decay
         self.batch_size = batch_size
         self.augment = augment
         self.validation_fraction = validation_fraction
         self.patience = patience
         self.callbacks = callbacks
-        self.device = device
         self.random_state = random_state
+        self.device = device
         self.verbose = verbose
         self.checkpoint_dir = checkpoint_dir
-        self.n_threads = n_threads
-        self.mask_channels = mask_channels
-        self.pretrain_crops = pretrain_crops
-        self.attention = attention
-        self.lighthouse_levels = lighthouse_levels
-        self.lighthouse_pool = lighthouse_pool
-        self.lighthouse_topk = lighthouse_topk
-        self.lighthouse_recovery = lighthouse_recovery
-        self.precision = precision
+        self._set_routed(kwargs)
 
     @with_threads
     @all_or_nothing
     def fit(self, X, y=None) -> SPTPretrainer:
         """Self-pretrain on ``X``; ``y`` is ignored."""
         X, _ = self._fit_input(X)
-        epochs = self._pretrain_epochs()
+        epochs = self.pretrain_epochs
         trainer = self._trainer()
         seed = self._resume_seed(self._seed(), X)
         with self._seeded(seed):
@@ -173,25 +135,6 @@ class SPTPretrainer(ParameterHints, EmbeddingTransformerMixin, SPTBase):
     def _restored_net(self, trainer):
         return self._pretrain_net(trainer, 0, 0, 0, None, None)
 
-    def _pretrain_epochs(self):
-        """``pretrain_epochs``, or the deprecated ``max_epochs`` where that was set."""
-        if isinstance(self.max_epochs, str) and self.max_epochs == DEPRECATED:
-            return self.pretrain_epochs
-        if not (isinstance(self.pretrain_epochs, str) and self.pretrain_epochs == "auto"):
-            raise ValueError(
-                f"max_epochs={self.max_epochs!r} and pretrain_epochs="
-                f"{self.pretrain_epochs!r} both set the pretraining epochs; set "
-                "pretrain_epochs only (max_epochs is deprecated)."
-            )
-        warnings.warn(
-            "SPTPretrainer's max_epochs was renamed pretrain_epochs in sktspt 0.3.0, as in "
-            "SPTClassifier; max_epochs is removed in 0.4.0. Use "
-            f"pretrain_epochs={self.max_epochs!r}.",
-            FutureWarning,
-            stacklevel=6,  # the caller of fit, through with_threads and all_or_nothing
-        )
-        return self.max_epochs
-
     @property
     def max_epochs_(self) -> int:
         """Deprecated alias of ``pretrain_epochs_`` (the pretraining epochs)."""
@@ -205,9 +148,9 @@ class SPTPretrainer(ParameterHints, EmbeddingTransformerMixin, SPTBase):
         # Pickles of sktspt 0.2.0 and before call the pretraining epochs max_epochs.
         if "pretrain_epochs" not in state:
             state["pretrain_epochs"] = state.pop("max_epochs", "auto")
-            state["max_epochs"] = DEPRECATED
             if "max_epochs_" in state:
                 state["pretrain_epochs_"] = state.pop("max_epochs_")
+        state.pop("max_epochs", None)
         super().__setstate__(state)
 
     @with_threads

@@ -134,113 +134,59 @@ class SPTRegressor(ParameterHints, RegressorMixin, SupervisedSPT):
 
     def __init__(
         self,
+        *,
         depth=3,
         d_model=64,
-        n_heads=4,
-        dim_feedforward=128,
-        *,
-        dropout=0.1,
-        patch_size="auto",
         tokenizer="rocket",
-        differences=0,
-        positional="sinusoidal",
         architecture="transformer",
+        attention="dense",
         normalize="auto",
         masking="span",
-        mask_ratio=0.7,
-        mask_ratio_spread=0.25,
-        mean_span=None,
         pretrain_objective="masked",
-        sigreg_lambda=0.05,
         pretrain_epochs="auto",
         max_epochs="auto",
-        auto_steps=1000,
-        pretrain_share=0.25,
-        lr=0.001,
-        warmup="auto",
-        weight_decay=0.01,
+        lr=1e-3,
         batch_size=16,
         loss="squared_error",
-        layer_decay=1.0,
-        reinit_layers=0,
         augment="auto",
         mixup="auto",
-        mixup_kind="auto",
+        pretrainer=None,
         validation_fraction=0.0,
         patience=None,
-        pretrainer=None,
-        warm_start=False,
         callbacks=None,
-        device="cpu",
         random_state=None,
+        device="cpu",
         verbose=0,
+        warm_start=False,
         checkpoint_dir=None,
-        n_estimators=1,
-        n_threads=None,
-        mask_channels=None,
-        pretrain_crops=None,
-        pretrain_callbacks=None,
-        attention="dense",
-        lighthouse_levels=3,
-        lighthouse_pool=4,
-        lighthouse_topk=8,
-        lighthouse_recovery=0.1,
-        precision="auto",
-        cache_features=False,
+        **kwargs,
     ):
         """Store the parameters as given; see :class:`SPTRegressor`."""
         self.depth = depth
         self.d_model = d_model
-        self.n_heads = n_heads
-        self.dim_feedforward = dim_feedforward
-        self.dropout = dropout
-        self.patch_size = patch_size
         self.tokenizer = tokenizer
-        self.differences = differences
-        self.positional = positional
         self.architecture = architecture
+        self.attention = attention
         self.normalize = normalize
         self.masking = masking
-        self.mask_ratio = mask_ratio
-        self.mask_ratio_spread = mask_ratio_spread
-        self.mean_span = mean_span
         self.pretrain_objective = pretrain_objective
-        self.sigreg_lambda = sigreg_lambda
         self.pretrain_epochs = pretrain_epochs
         self.max_epochs = max_epochs
-        self.auto_steps = auto_steps
-        self.pretrain_share = pretrain_share
         self.lr = lr
-        self.warmup = warmup
-        self.weight_decay = weight_decay
         self.batch_size = batch_size
         self.loss = loss
-        self.layer_decay = layer_decay
-        self.reinit_layers = reinit_layers
         self.augment = augment
         self.mixup = mixup
-        self.mixup_kind = mixup_kind
+        self.pretrainer = pretrainer
         self.validation_fraction = validation_fraction
         self.patience = patience
-        self.pretrainer = pretrainer
-        self.warm_start = warm_start
         self.callbacks = callbacks
-        self.device = device
         self.random_state = random_state
+        self.device = device
         self.verbose = verbose
+        self.warm_start = warm_start
         self.checkpoint_dir = checkpoint_dir
-        self.n_estimators = n_estimators
-        self.n_threads = n_threads
-        self.mask_channels = mask_channels
-        self.pretrain_crops = pretrain_crops
-        self.pretrain_callbacks = pretrain_callbacks
-        self.attention = attention
-        self.lighthouse_levels = lighthouse_levels
-        self.lighthouse_pool = lighthouse_pool
-        self.lighthouse_topk = lighthouse_topk
-        self.lighthouse_recovery = lighthouse_recovery
-        self.precision = precision
-        self.cache_features = cache_features
+        self._set_routed(kwargs)
 
     # --- fit (the two phases: SupervisedSPT.fit) ---------------------------------------
     def fit(self, X, y, X_unlabeled=None, sample_weight=None) -> SPTRegressor:

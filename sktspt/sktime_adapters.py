@@ -42,6 +42,7 @@ from sktime.transformations.base import BaseTransformer
 
 from ._param_docs import document_parameters
 from ._param_hints import ParameterHints
+from ._routed import ROUTED
 from .classifier import SPTClassifier
 from .pretrainer import SPTPretrainer
 from .regressor import SPTRegressor
@@ -65,22 +66,28 @@ _SHARED_TAGS = {
     "X_inner_mtype": ["df-list", "numpy3D"],
 }
 
-_TINY = dict(depth=1, n_heads=2, dim_feedforward=16, dropout=0.0, batch_size=8)
+_TINY = dict(depth=1, architecture__n_heads=2, architecture__dim_feedforward=16,
+             architecture__dropout=0.0, batch_size=8)
 
 
 def _takes_the_parameters_of(estimator: type, less: Sequence[str] = ()):
     """Class decorator: the adapter's parameters and their docs are ``estimator``'s.
 
     Gives the class an ``__init__`` with the signature of ``estimator.__init__`` less the
-    parameters in ``less``, which stores each argument under its name (defaults from that
-    signature) and then calls the sktime base class's ``__init__``; and fills the
+    parameters in ``less``, its routed settings (``attention__levels``, ...) written out
+    as keyword-only parameters with their defaults from :data:`~sktspt._routed.ROUTED`
+    (sktime allows no ``**kwargs`` in a constructor), which stores each argument under
+    its name and then calls the sktime base class's ``__init__``; and fills the
     docstring's ``<parameters>`` from the estimator's doc table.
     """
     signature = inspect.signature(estimator.__init__)
     if unknown := set(less) - set(signature.parameters):
         raise RuntimeError(f"{estimator.__name__} has no parameters {sorted(unknown)}.")
-    signature = signature.replace(
-        parameters=[p for p in signature.parameters.values() if p.name not in less])
+    routed = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY,
+                                default=ROUTED[name].default) for name in estimator._routed]
+    signature = signature.replace(parameters=[
+        *(p for p in signature.parameters.values()
+          if p.name not in less and p.kind is not p.VAR_KEYWORD), *routed])
 
     def decorate(cls: type) -> type:
         def __init__(self, *args, **kwargs) -> None:
@@ -94,9 +101,29 @@ def _takes_the_parameters_of(estimator: type, less: Sequence[str] = ()):
         __init__.__signature__ = signature
         __init__.__qualname__ = f"{cls.__qualname__}.__init__"
         cls.__init__ = __init__
+        cls._routed = estimator._routed  # documented as the estimator's routed settings
         return document_parameters(estimator._parameter_docs)(cls)
 
     return decorate
+
+
+class _RoutedByName:
+    """``set_params`` for the routed settings written out as parameters.
+
+    skbase reads ``attention__levels`` as the setting ``levels`` of an estimator-valued
+    parameter ``attention``; here it is a parameter of its own, set by name (and the
+    object reset, as skbase's ``set_params`` does).
+    """
+
+    def set_params(self, **params):
+        routed = {key: params.pop(key) for key in list(params) if key in self._routed}
+        for key, value in routed.items():
+            setattr(self, key, value)
+        if params:
+            return super().set_params(**params)
+        if routed:
+            self.reset()
+        return self
 
 
 class _SavedWhereAsked:
@@ -134,8 +161,8 @@ class _SavedWhereAsked:
         return ZipFile(target)
 
 
-@_takes_the_parameters_of(SPTClassifier, less=("warm_start", "self_training"))
-class SPTClassifierSktime(_SavedWhereAsked, ParameterHints, BaseClassifier):
+@_takes_the_parameters_of(SPTClassifier, less=("warm_start",))
+class SPTClassifierSktime(_SavedWhereAsked, _RoutedByName, ParameterHints, BaseClassifier):
     """:class:`~sktspt.SPTClassifier` as an sktime classifier.
 
     Self-pretrains a transformer on the training series (masked reconstruction),
@@ -146,8 +173,9 @@ class SPTClassifierSktime(_SavedWhereAsked, ParameterHints, BaseClassifier):
 
     The parameters and their defaults are those of :class:`~sktspt.SPTClassifier`,
     taken from its signature, less ``warm_start``: sktime's ``fit`` resets the estimator,
-    so there is nothing to continue; and less ``self_training``, which needs series
-    without labels that sktime's ``fit`` has no place for.
+    so there is nothing to continue. Routed settings are parameters of their own here
+    (sktime allows no ``**kwargs``), under the same names; the deprecated options and old
+    names that the core estimator still accepts are not taken.
 
     <parameters>
 
@@ -163,7 +191,7 @@ class SPTClassifierSktime(_SavedWhereAsked, ParameterHints, BaseClassifier):
     >>> from sktime.datasets import load_unit_test
     >>> from sktspt import SPTClassifierSktime
     >>> X, y = load_unit_test(split="train", return_X_y=True)
-    >>> clf = SPTClassifierSktime(depth=1, d_model=16, n_heads=2, pretrain_epochs=1,
+    >>> clf = SPTClassifierSktime(depth=1, d_model=16, architecture__n_heads=2, pretrain_epochs=1,
     ...                           max_epochs=2, random_state=0)
     >>> clf.fit(X, y).predict(X).shape
     (20,)
@@ -205,14 +233,14 @@ class SPTClassifierSktime(_SavedWhereAsked, ParameterHints, BaseClassifier):
         return [
             dict(d_model=16, pretrain_epochs=1, max_epochs=2, random_state=0, **_TINY),
             dict(
-                d_model=8, positional="rotary", masking="random", pretrain_epochs=1,
+                d_model=8, architecture__positional="rotary", masking="random", pretrain_epochs=1,
                 max_epochs=1, validation_fraction=0.0, random_state=1, **_TINY,
             ),
         ]
 
 
 @_takes_the_parameters_of(SPTRegressor, less=("warm_start",))
-class SPTRegressorSktime(_SavedWhereAsked, ParameterHints, BaseRegressor):
+class SPTRegressorSktime(_SavedWhereAsked, _RoutedByName, ParameterHints, BaseRegressor):
     """:class:`~sktspt.SPTRegressor` as an sktime regressor.
 
     Self-pretrains a transformer on the training series (masked reconstruction), then
@@ -239,7 +267,7 @@ class SPTRegressorSktime(_SavedWhereAsked, ParameterHints, BaseRegressor):
     >>> from sktspt import SPTRegressorSktime
     >>> X = np.random.default_rng(0).normal(size=(20, 1, 24))
     >>> y = X[:, 0, :4].mean(axis=1)
-    >>> reg = SPTRegressorSktime(depth=1, d_model=16, n_heads=2, pretrain_epochs=1,
+    >>> reg = SPTRegressorSktime(depth=1, d_model=16, architecture__n_heads=2, pretrain_epochs=1,
     ...                          max_epochs=2, random_state=0)
     >>> reg.fit(X, y).predict(X).shape
     (20,)
@@ -280,14 +308,14 @@ class SPTRegressorSktime(_SavedWhereAsked, ParameterHints, BaseRegressor):
             dict(d_model=16, pretrain_epochs=1, max_epochs=2, validation_fraction=0.2,
                  random_state=0, **_TINY),
             dict(
-                d_model=8, positional="rotary", masking="random", loss="huber",
+                d_model=8, architecture__positional="rotary", masking="random", loss="huber",
                 pretrain_epochs=1, max_epochs=1, random_state=1, **_TINY,
             ),
         ]
 
 
 @_takes_the_parameters_of(SPTPretrainer)
-class SPTTransformerSktime(_SavedWhereAsked, ParameterHints, BaseTransformer):
+class SPTTransformerSktime(_SavedWhereAsked, _RoutedByName, ParameterHints, BaseTransformer):
     """:class:`~sktspt.SPTPretrainer` as an sktime transformer: a panel in, embeddings out.
 
     ``fit`` self-pretrains a transformer encoder on the series (masked
@@ -312,7 +340,7 @@ class SPTTransformerSktime(_SavedWhereAsked, ParameterHints, BaseTransformer):
     >>> from sktime.datasets import load_unit_test
     >>> from sktspt import SPTTransformerSktime
     >>> X, _ = load_unit_test(split="train", return_X_y=True)
-    >>> t = SPTTransformerSktime(depth=1, d_model=16, n_heads=2, pretrain_epochs=1,
+    >>> t = SPTTransformerSktime(depth=1, d_model=16, architecture__n_heads=2, pretrain_epochs=1,
     ...                          random_state=0)
     >>> t.fit_transform(X).shape
     (20, 16)
@@ -357,7 +385,7 @@ class SPTTransformerSktime(_SavedWhereAsked, ParameterHints, BaseTransformer):
         return [
             dict(d_model=16, pretrain_epochs=1, random_state=0, **_TINY),
             dict(
-                d_model=8, positional="alibi", masking="block", pretrain_epochs=1,
+                d_model=8, architecture__positional="alibi", masking="block", pretrain_epochs=1,
                 validation_fraction=0.0, random_state=1, **_TINY,
             ),
         ]

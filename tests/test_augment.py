@@ -153,7 +153,8 @@ def test_bad_settings_are_rejected(kwargs):
 
 
 def _tiny(**kw):
-    base = dict(depth=1, d_model=16, n_heads=2, dim_feedforward=16, pretrain_epochs=3,
+    base = dict(depth=1, d_model=16, architecture__n_heads=2, architecture__dim_feedforward=16,
+                pretrain_epochs=3,
                 max_epochs=3, random_state=0)
     return {**base, **kw}
 
@@ -183,7 +184,8 @@ def test_validation_loss_is_unaffected_by_augmentation():
 
 def test_pretraining_sees_augmented_batches():
     X, _ = make_panel(n=40, c=1, t=32, seed=2)
-    kw = dict(depth=1, d_model=16, n_heads=2, dim_feedforward=16, pretrain_epochs=1, lr=1e-12,
+    kw = dict(depth=1, d_model=16, architecture__n_heads=2, architecture__dim_feedforward=16,
+              pretrain_epochs=1, lr=1e-12,
               validation_fraction=0.2, random_state=0)
     on = SPTPretrainer(augment=True, **kw).fit(X)
     off = SPTPretrainer(augment=False, **kw).fit(X)
@@ -327,8 +329,8 @@ def test_classifier_trains_with_the_chosen_mixup_kind():
 @pytest.mark.parametrize("value", ["window", None, 1])
 def test_mixup_kind_must_be_auto_blend_or_cutmix(value):
     X, y = make_panel(n=20, c=1, t=32, seed=0)
-    with pytest.raises(ValueError, match="mixup_kind must be one of"):
-        SPTClassifier(**_tiny(mixup_kind=value)).fit(X, y)
+    with pytest.raises(ValueError, match="mixup__kind must be one of"):
+        SPTClassifier(**_tiny(mixup__kind=value)).fit(X, y)
     with pytest.raises(ValueError, match="mixup_kind must be one of"):
         mixup(torch.zeros(2, 1, 4), 0.4, _gen(0), kind=value)
 
@@ -426,5 +428,5 @@ def test_classifier_resolves_auto_mixup_per_training_set_and_keeps_numbers():
     assert (cut.net_.mixup_alpha, cut.net_.mixup_kind) == (AUTO_MIXUP_ALPHA, "cutmix")
     off = SPTClassifier(mixup_kind="blend", **kw).fit(rough, y)
     assert off.mixup_ == 0.0 and off.net_.mixup_alpha == 0.0
-    fixed = SPTClassifier(mixup=0.7, mixup_kind="blend", **kw).fit(rough, y)
+    fixed = SPTClassifier(mixup=0.7, mixup__kind="blend", **kw).fit(rough, y)
     assert fixed.mixup_ == 0.7 and fixed.net_.mixup_alpha == 0.7

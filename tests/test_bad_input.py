@@ -22,7 +22,8 @@ from skorch.callbacks import Callback, GradientNormClipping
 from sktspt import SPTClassifier, SPTPretrainer
 
 TINY = dict(
-    depth=1, d_model=8, n_heads=2, dim_feedforward=8, dropout=0.0, batch_size=8,
+    depth=1, d_model=8, architecture__n_heads=2, architecture__dim_feedforward=8,
+        architecture__dropout=0.0, batch_size=8,
     pretrain_epochs=1, max_epochs=1, random_state=0,
 )
 PRE_TINY = {k: v for k, v in TINY.items() if k != "max_epochs"}
@@ -260,10 +261,12 @@ def test_bad_fit_input_has_a_clear_message(case):
 
 
 BAD_PARAMS = {
-    "depth": -1, "lr": "fast", "weight_decay": -1.0, "dropout": 1.5, "max_epochs": 2.5,
-    "pretrain_epochs": -1, "patience": 0, "label_smoothing": 2.0, "mean_span": 0,
-    "batch_size": 0, "mask_ratio": 1.0, "masking": "nope", "positional": "nope",
-    "normalize": "nope", "patch_size": 0, "validation_fraction": 1.0, "device": "gpu9",
+    "depth": -1, "lr": "fast", "optimizer__weight_decay": -1.0, "architecture__dropout": 1.5,
+        "max_epochs": 2.5,
+    "pretrain_epochs": -1, "patience": 0, "criterion__label_smoothing": 2.0,
+        "masking__mean_span": 0,
+    "batch_size": 0, "masking__ratio": 1.0, "masking": "nope", "architecture__positional": "nope",
+    "normalize": "nope", "tokenizer__patch_size": 0, "validation_fraction": 1.0, "device": "gpu9",
 }
 
 

@@ -11,7 +11,8 @@ from numpy.testing import assert_array_equal
 
 from sktspt import SPTClassifier, SPTPretrainer
 
-TINY = dict(depth=1, d_model=16, n_heads=2, dim_feedforward=16, dropout=0.0, random_state=0)
+TINY = dict(depth=1, d_model=16, architecture__n_heads=2, architecture__dim_feedforward=16,
+            architecture__dropout=0.0, random_state=0)
 
 
 def test_transform_of_subset_equals_transform_of_whole():
@@ -29,7 +30,8 @@ def test_predict_proba_of_subset_equals_whole_with_unequal_lengths():
     lengths = rng.randint(12, 30, size=24)
     X = [rng.normal(size=(2, n)) for n in lengths]
     y = np.arange(24) % 2
-    clf = SPTClassifier(pretrain_epochs=1, max_epochs=2, positional="rotary", **TINY).fit(X, y)
+    clf = SPTClassifier(pretrain_epochs=1, max_epochs=2, architecture__positional="rotary",
+                        **TINY).fit(X, y)
     # Shorter and longer series than any in training, predicted together and alone.
     X_new = X[:5] + [rng.normal(size=(2, 5)), rng.normal(size=(2, 70))]
     whole = clf.predict_proba(X_new)

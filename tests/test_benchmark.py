@@ -10,7 +10,8 @@ from sktspt import benchmark
 from sktspt.benchmark import MODELS, load_dataset, main
 
 TINY = ["--pretrain-epochs", "1", "--epochs", "1", "--depth", "1", "--model-params",
-        "d_model=16", "n_heads=2", "dim_feedforward=32", "--threads", "1", "--no-progress"]
+        "d_model=16", "architecture__n_heads=2", "architecture__dim_feedforward=32",
+        "--threads", "1", "--no-progress"]
 
 
 def _check_outputs(out, models, seeds):

@@ -132,7 +132,7 @@ def test_scratch_takes_as_many_optimizer_steps_as_spt_at_every_label_fraction(fr
     from sktspt.benchmark.run import _split_labels
 
     X, y, U = _split_labels(job, X_tr, y_tr)
-    params = {**TINY, "auto_steps": 60}
+    params = {**TINY, "schedule__steps": 60}
     cfg = RunConfig(seed=0, pretrain_epochs="auto", epochs="auto", depth=None, data=info,
                     params=params, n_labelled=len(y), n_unlabelled=0 if U is None else len(U))
     spt = MODELS["spt-span"].factory(cfg).fit(X, y, X_unlabeled=U)
@@ -298,5 +298,5 @@ def test_probe_model_takes_the_spt_settings_and_its_own_budget():
     assert (pretrainer.depth, pretrainer.d_model, pretrainer.random_state) == (2, 16, 3)
     assert pretrainer.auto_steps == type(pretrainer)().auto_steps
     cfg = RunConfig(seed=3, pretrain_epochs="auto", epochs="auto", depth=2, data=info,
-                    params={"auto_steps": 7})
+                    params={"schedule__steps": 7})
     assert MODELS["spt-probe"].factory(cfg).pretrainer.auto_steps == 7

@@ -22,7 +22,8 @@ from sktspt.benchmark.results import read_results
 from sktspt.benchmark.run import REGRESSION_COLUMNS
 
 TINY = ["--pretrain-epochs", "1", "--epochs", "1", "--depth", "1", "--model-params",
-        "d_model=16", "n_heads=2", "dim_feedforward=32", "--threads", "1", "--no-progress"]
+        "d_model=16", "architecture__n_heads=2",
+        "architecture__dim_feedforward=32", "--threads", "1", "--no-progress"]
 
 
 def _write_ts(path, X, y, regression=True):

@@ -6,46 +6,47 @@ from conftest import make_panel
 from sktspt import SPTClassifier, SPTPretrainer
 from sktspt.training import resolve_warmup
 
-TINY = dict(depth=1, d_model=16, n_heads=2, dim_feedforward=16, random_state=0)
+TINY = dict(depth=1, d_model=16, architecture__n_heads=2, architecture__dim_feedforward=16,
+            random_state=0)
 
 
 def test_auto_epochs_give_the_step_budget():
     X, y = make_panel(n=40)  # 40 series in batches of 16: 3 steps an epoch
-    clf = SPTClassifier(pretrain_epochs="auto", max_epochs="auto", auto_steps=30,
-                        pretrain_share=0.5, validation_fraction=0.0, **TINY).fit(X, y)
+    clf = SPTClassifier(pretrain_epochs="auto", max_epochs="auto", schedule__steps=30,
+                        schedule__pretrain_share=0.5, validation_fraction=0.0, **TINY).fit(X, y)
     # both phases count an epoch of 3 batches as 10 (SPTClassifier._auto_min_batches)
     assert (clf.pretrain_epochs_, clf.max_epochs_) == (3, 3)
     assert len(clf.pretrain_history_) == 3 and len(clf.history_) == 3
     # the default share: a quarter of the 60 steps pretrain (15), the rest (45) fine-tune,
     # at 10 steps an epoch at least
-    clf = SPTClassifier(auto_steps=30, validation_fraction=0.0, **TINY).fit(X, y)
+    clf = SPTClassifier(schedule__steps=30, validation_fraction=0.0, **TINY).fit(X, y)
     assert (clf.pretrain_epochs_, clf.max_epochs_) == (2, 5)
     # ... at 10 batches an epoch (batch 4) the budget's steps hold exactly
-    clf = SPTClassifier(auto_steps=30, batch_size=4, validation_fraction=0.0, **TINY).fit(X, y)
+    clf = SPTClassifier(schedule__steps=30, batch_size=4, validation_fraction=0.0, **TINY).fit(X, y)
     assert (clf.pretrain_epochs_, clf.max_epochs_) == (2, 5)
     assert len(clf.history_[-1, "batches"]) == 10
 
 
 def test_auto_epochs_count_only_the_training_part():
     X, y = make_panel(n=40)  # 20 % held out: 32 series, 2 steps an epoch (4 at batch 8)
-    clf = SPTClassifier(pretrain_epochs=0, max_epochs="auto", auto_steps=30,
+    clf = SPTClassifier(pretrain_epochs=0, max_epochs="auto", schedule__steps=30,
                         validation_fraction=0.2, **TINY).fit(X, y)
     assert clf.max_epochs_ == 3 and clf.pretrain_epochs_ == 0  # 30 steps / (at least) 10
-    clf = SPTClassifier(pretrain_epochs=0, max_epochs="auto", auto_steps=120, batch_size=8,
+    clf = SPTClassifier(pretrain_epochs=0, max_epochs="auto", schedule__steps=120, batch_size=8,
                         validation_fraction=0.2, **TINY).fit(X, y)
     assert clf.max_epochs_ == 12  # 4 of 40 series would be 10 an epoch: 120 / 10
-    pre = SPTPretrainer(pretrain_epochs="auto", auto_steps=9, validation_fraction=0.0,
+    pre = SPTPretrainer(pretrain_epochs="auto", schedule__steps=9, validation_fraction=0.0,
                         **TINY).fit(X)
     assert pre.pretrain_epochs_ == pre.max_epochs_ == 3
 
 
 def test_pretrain_share_splits_the_two_auto_phases():
     X, y = make_panel(n=40)  # 3 steps an epoch; 2 * 30 steps in all, 12 of them pretraining
-    clf = SPTClassifier(auto_steps=30, pretrain_share=0.2, validation_fraction=0.0,
+    clf = SPTClassifier(schedule__steps=30, schedule__pretrain_share=0.2, validation_fraction=0.0,
                         **TINY).fit(X, y)
     assert (clf.pretrain_epochs_, clf.max_epochs_) == (2, 5)  # 12 and 48 steps, 10 an epoch
     # a fixed epoch count in either phase leaves the other at auto_steps, share unused
-    clf = SPTClassifier(pretrain_epochs=2, auto_steps=30, pretrain_share=0.2,
+    clf = SPTClassifier(pretrain_epochs=2, schedule__steps=30, schedule__pretrain_share=0.2,
                         validation_fraction=0.0, **TINY).fit(X, y)
     assert (clf.pretrain_epochs_, clf.max_epochs_) == (2, 3)
 
@@ -69,13 +70,14 @@ def test_small_sets_fine_tune_fewer_steps_large_ones_the_budget():
     from sktspt import SPTRegressor
 
     X, _ = make_panel(n=40)
-    reg = SPTRegressor(auto_steps=30, validation_fraction=0.0, **TINY).fit(X, X[:, 0, :3].sum(1))
+    reg = SPTRegressor(schedule__steps=30, validation_fraction=0.0, **TINY).fit(X, X[:, 0,
+                                                                                :3].sum(1))
     assert (reg.pretrain_epochs_, reg.max_epochs_) == (5, 15)
 
 
 def test_fixed_epochs_are_kept():
     X, y = make_panel(n=40)
-    clf = SPTClassifier(pretrain_epochs=2, max_epochs=3, auto_steps=1000, **TINY).fit(X, y)
+    clf = SPTClassifier(pretrain_epochs=2, max_epochs=3, schedule__steps=1000, **TINY).fit(X, y)
     assert (clf.pretrain_epochs_, clf.max_epochs_) == (2, 3)
 
 
@@ -86,7 +88,7 @@ def _batch_lrs(history) -> list[float]:
 @pytest.mark.parametrize("warmup, rising", [("auto", 3), (0.0, 1), (0.5, 15)])
 def test_warmup_is_the_rising_part_of_each_phase(warmup, rising):
     X, y = make_panel(n=40)  # 3 steps an epoch: 30 per phase, "auto" warms up for 3
-    clf = SPTClassifier(pretrain_epochs=10, max_epochs=10, warmup=warmup, lr=1e-3,
+    clf = SPTClassifier(pretrain_epochs=10, max_epochs=10, schedule__warmup=warmup, lr=1e-3,
                         **TINY).fit(X, y)
     for lrs in (_batch_lrs(clf.pretrain_history_), _batch_lrs(clf.history_)):
         assert len(lrs) == 30
@@ -97,15 +99,15 @@ def test_warmup_is_the_rising_part_of_each_phase(warmup, rising):
 
 
 @pytest.mark.parametrize("params, match", [
-    ({"warmup": 1.0}, 'warmup must be "auto" or a number in \\[0, 1\\)'),
-    ({"warmup": "long"}, 'warmup must be "auto" or a number in \\[0, 1\\)'),
-    ({"auto_steps": 0}, "auto_steps must be a positive integer"),
-    ({"auto_steps": 1.5}, "auto_steps must be a positive integer"),
+    ({"warmup": 1.0}, 'schedule__warmup must be "auto" or a number in \\[0, 1\\)'),
+    ({"warmup": "long"}, 'schedule__warmup must be "auto" or a number in \\[0, 1\\)'),
+    ({"schedule__steps": 0}, "schedule__steps must be a positive integer"),
+    ({"schedule__steps": 1.5}, "schedule__steps must be a positive integer"),
     ({"max_epochs": "many"}, "max_epochs must be 'auto' or a non-negative integer"),
     ({"pretrain_epochs": -1}, "pretrain_epochs must be 'auto' or a non-negative integer"),
-    ({"pretrain_share": 1.0}, "pretrain_share must be a number in \\(0, 1\\)"),
-    ({"pretrain_share": 0}, "pretrain_share must be a number in \\(0, 1\\)"),
-    ({"pretrain_share": "half"}, "pretrain_share must be a number in \\(0, 1\\)"),
+    ({"pretrain_share": 1.0}, "schedule__pretrain_share must be a number in \\(0, 1\\)"),
+    ({"pretrain_share": 0}, "schedule__pretrain_share must be a number in \\(0, 1\\)"),
+    ({"pretrain_share": "half"}, "schedule__pretrain_share must be a number in \\(0, 1\\)"),
 ])
 def test_bad_budgets_are_refused(params, match):
     X, y = make_panel(n=20)

@@ -13,7 +13,8 @@ from sklearn.exceptions import NotFittedError
 from sktspt import SPTClassifier, SPTPretrainer, load
 from sktspt.compress import _masked_mse, fuse_layers, layer_distances, plan_groups
 
-TINY = dict(d_model=16, n_heads=2, dim_feedforward=32, n_threads=1, random_state=0)
+TINY = dict(d_model=16, architecture__n_heads=2, architecture__dim_feedforward=32,
+            device__threads=1, random_state=0)
 
 
 @pytest.fixture(scope="module")

@@ -10,8 +10,9 @@ from sktspt.nn.differences import DifferenceView, difference
 from sktspt.nn.heads import ReconstructionModel
 from sktspt.nn.panel_fit import fit_to_panel
 
-TINY = dict(depth=1, d_model=8, n_heads=2, dim_feedforward=8, dropout=0.0, random_state=0,
-            batch_size=8, n_threads=1)
+TINY = dict(depth=1, d_model=8, architecture__n_heads=2, architecture__dim_feedforward=8,
+            architecture__dropout=0.0, random_state=0,
+            batch_size=8, device__threads=1)
 
 
 def test_difference_is_the_slope_where_both_steps_are_available():

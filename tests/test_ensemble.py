@@ -17,7 +17,8 @@ from sktspt.nn.ensemble import Ensemble
 from sktspt.nn.heads import ClassificationModel, ReconstructionModel
 from sktspt.nn.tokenizers import RocketEmbedding
 
-TINY = dict(depth=1, d_model=16, n_heads=2, dim_feedforward=16, random_state=0)
+TINY = dict(depth=1, d_model=16, architecture__n_heads=2, architecture__dim_feedforward=16,
+            random_state=0)
 
 
 @pytest.fixture(scope="module")

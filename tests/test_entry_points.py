@@ -18,7 +18,8 @@ from sktspt import (
     SPTTransformerSktime,
 )
 
-NET = dict(depth=1, d_model=8, n_heads=2, dim_feedforward=8, dropout=0.0, batch_size=8,
+NET = dict(depth=1, d_model=8, architecture__n_heads=2, architecture__dim_feedforward=8,
+           architecture__dropout=0.0, batch_size=8,
            random_state=0)
 TINY = dict(NET, pretrain_epochs=1, max_epochs=1)
 

@@ -14,7 +14,8 @@ from sklearn.pipeline import make_pipeline
 
 from sktspt import SPTClassifier, SPTPretrainer
 
-TINY = dict(depth=1, d_model=16, n_heads=2, dim_feedforward=32, dropout=0.0, batch_size=16)
+TINY = dict(depth=1, d_model=16, architecture__n_heads=2, architecture__dim_feedforward=32,
+            architecture__dropout=0.0, batch_size=16)
 
 
 def tiny_clf(**kw):
@@ -148,7 +149,8 @@ def test_beats_chance_on_gunpoint():
 
     Xtr, ytr = load_gunpoint(split="train", return_X_y=True, return_type="numpy3D")
     Xte, yte = load_gunpoint(split="test", return_X_y=True, return_type="numpy3D")
-    clf = SPTClassifier(depth=1, d_model=32, n_heads=4, dim_feedforward=64, pretrain_epochs=30,
+    clf = SPTClassifier(depth=1, d_model=32, architecture__n_heads=4,
+                        architecture__dim_feedforward=64, pretrain_epochs=30,
                         max_epochs=60, random_state=0).fit(Xtr, ytr)
     assert clf.score(Xte, yte) > 0.7  # chance is 0.5
 
@@ -197,12 +199,13 @@ def test_predict_shape_mismatch_raises(panel):
 def test_series_shorter_than_patch_raises(panel):
     X, y = panel
     with pytest.raises(ValueError, match="shorter than one patch"):
-        tiny_clf(patch_size=64).fit(X, y)
+        tiny_clf(tokenizer__patch_size=64).fit(X, y)
 
 
 @pytest.mark.parametrize(
     "param, value",
-    [("masking", "bogus"), ("positional", "bogus"), ("mask_ratio", 1.5), ("depth", 0),
+    [("masking", "bogus"), ("architecture__positional", "bogus"), ("masking__ratio", 1.5),
+     ("depth", 0),
      ("d_model", 15), ("validation_fraction", 1.0)],
 )
 def test_bad_parameters_raise_at_fit(panel, param, value):
@@ -221,7 +224,7 @@ def test_defaults_hold_at_the_archive_extremes():
     rng = np.random.default_rng(0)
     y = np.repeat(np.arange(30), 2)
     X = rng.normal(size=(60, 6, 3000)).astype(np.float32) + 0.05 * y[:, None, None]
-    clf = SPTClassifier(auto_steps=4, n_threads=1, random_state=0).fit(X, y)
+    clf = SPTClassifier(schedule__steps=4, device__threads=1, random_state=0).fit(X, y)
     assert clf.patch_size_ == 94  # about 32 tokens, whatever the length
     assert clf.tokenizer == "rocket" and clf.validation_fraction == 0
     proba = clf.predict_proba(X[:5])

@@ -11,8 +11,9 @@ from sktspt.augment import mixup, panel_tokens, roll_series, token_panel
 from sktspt.loaders import TensorBatchIterator
 from sktspt.nn import tokenizers
 
-TINY = dict(depth=1, d_model=16, n_heads=2, dim_feedforward=32, batch_size=8,
-            pretrain_epochs=1, max_epochs=3, random_state=0, n_threads=1)
+TINY = dict(depth=1, d_model=16, architecture__n_heads=2, architecture__dim_feedforward=32,
+            batch_size=8,
+            pretrain_epochs=1, max_epochs=3, random_state=0, device__threads=1)
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,8 @@ import torch
 from sktspt import SPTClassifier, SPTPretrainer, load
 from sktspt.training import layer_decay_groups
 
-TINY = dict(d_model=8, n_heads=2, dim_feedforward=8, dropout=0.0, random_state=0, batch_size=8)
+TINY = dict(d_model=8, architecture__n_heads=2, architecture__dim_feedforward=8,
+            architecture__dropout=0.0, random_state=0, batch_size=8)
 X = np.random.RandomState(0).normal(size=(16, 2, 24))
 Y = np.arange(16) % 2
 
@@ -137,7 +138,8 @@ def test_warm_start_with_sample_weights_continues_training():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(24, 1, 24)).astype(np.float32)
     y = np.arange(24) % 2
-    clf = SPTClassifier(depth=1, d_model=16, n_heads=2, dim_feedforward=16, pretrain_epochs=1,
+    clf = SPTClassifier(depth=1, d_model=16, architecture__n_heads=2,
+                        architecture__dim_feedforward=16, pretrain_epochs=1,
                         max_epochs=2, random_state=0, warm_start=True).fit(X, y)
     optimizer = clf.net_.optimizer_
     clf.fit(X, y, sample_weight=np.linspace(0.5, 1.5, 24))

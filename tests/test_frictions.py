@@ -16,7 +16,8 @@ import sktspt
 from sktspt import SPTClassifier, SPTPretrainer
 from sktspt._concurrency import MACS_PER_THREAD, choose_threads, step_macs
 
-TINY = dict(depth=1, d_model=8, n_heads=2, dim_feedforward=8, dropout=0.0, random_state=0,
+TINY = dict(depth=1, d_model=8, architecture__n_heads=2, architecture__dim_feedforward=8,
+            architecture__dropout=0.0, random_state=0,
             batch_size=8)
 
 
@@ -42,8 +43,8 @@ def test_n_threads_applies_inside_fit_and_predict_and_is_restored(data, monkeypa
     X, y = data
     before = torch.get_num_threads()
     spy = ThreadSpy()
-    clf = SPTClassifier(pretrain_epochs=1, max_epochs=1, n_threads=1, callbacks=[spy],
-                        pretrain_callbacks=[spy], **TINY)
+    clf = SPTClassifier(pretrain_epochs=1, max_epochs=1, device__threads=1, callbacks=[spy],
+                        callbacks__pretrain=[spy], **TINY)
     try:
         torch.set_num_threads(3)
         clf.fit(X, y)
@@ -56,7 +57,7 @@ def test_n_threads_applies_inside_fit_and_predict_and_is_restored(data, monkeypa
         clf.predict(X)
         clf.transform(X)
         assert calls == [1, 1] and torch.get_num_threads() == 3
-        clf.set_params(n_threads=None)
+        clf.set_params(device__threads=None)
         clf.predict(X)
         assert calls[-1] == clf._thread_count() == 1  # None: the package's choice
         assert torch.get_num_threads() == 3
@@ -87,7 +88,7 @@ def test_default_thread_count_runs_fit_and_is_restored(data):
     before = torch.get_num_threads()
     spy = ThreadSpy()
     clf = SPTClassifier(pretrain_epochs=1, max_epochs=1, callbacks=[spy],
-                        pretrain_callbacks=[spy], **{**TINY, "n_threads": None})
+                        callbacks__pretrain=[spy], **{**TINY, "device__threads": None})
     try:
         torch.set_num_threads(2)
         clf.fit(X, y)
@@ -112,8 +113,8 @@ def test_default_thread_count_runs_fit_and_is_restored(data):
 @pytest.mark.parametrize("value", [0, -1, 1.5, True, "2", 10**6])
 def test_n_threads_is_validated(data, value):
     X, y = data
-    with pytest.raises(ValueError, match="n_threads must be None or a positive integer"):
-        SPTClassifier(n_threads=value, **TINY).fit(X, y)
+    with pytest.raises(ValueError, match="device__threads must be None or a positive integer"):
+        SPTClassifier(device__threads=value, **TINY).fit(X, y)
 
 
 # --- class_weight and sample_weight -------------------------------------------------------------

@@ -15,7 +15,8 @@ from sktspt.inspection import (
     proximity_summary,
 )
 
-TINY = dict(depth=2, d_model=16, n_heads=2, dim_feedforward=32, patch_size=4,
+TINY = dict(depth=2, d_model=16, architecture__n_heads=2, architecture__dim_feedforward=32,
+            tokenizer__patch_size=4,
             batch_size=8, random_state=0)
 
 
@@ -87,7 +88,7 @@ def test_alibi_encoder_is_local_at_initialisation():
     X, _ = make_panel(n=8, t=64)
     summaries = {}
     for positional in ("alibi", "none"):
-        pre = SPTPretrainer(**TINY, positional=positional, pretrain_epochs=0).fit(X)
+        pre = SPTPretrainer(**TINY, architecture__positional=positional, pretrain_epochs=0).fit(X)
         summaries[positional] = proximity_summary(attention_maps(pre, X), w=1)
     alibi, none = summaries["alibi"], summaries["none"]
     # head 0 has the steepest slope (2^-4 with 2 heads); head 1's 2^-8 is nearly flat

@@ -10,7 +10,8 @@ from sktspt.invariance import alignment_gain, loo_accuracy, shift_distances, zno
 
 
 def _tiny(**kw):
-    base = dict(depth=1, d_model=16, n_heads=2, dim_feedforward=16, pretrain_epochs=2,
+    base = dict(depth=1, d_model=16, architecture__n_heads=2, architecture__dim_feedforward=16,
+                pretrain_epochs=2,
                 max_epochs=4, random_state=0, augment="auto")
     return {**base, **kw}
 
@@ -143,7 +144,8 @@ def test_classes_of_one_series_keep_the_series_unrolled():
 
 def test_the_pretrainer_does_not_augment_under_auto():
     X, _ = _shapes(turned=True)
-    kw = dict(depth=1, d_model=16, n_heads=2, dim_feedforward=16, pretrain_epochs=2,
+    kw = dict(depth=1, d_model=16, architecture__n_heads=2, architecture__dim_feedforward=16,
+              pretrain_epochs=2,
               random_state=0)
     pre = SPTPretrainer(augment="auto", **kw).fit(X)
     assert pre._augmentation() is None

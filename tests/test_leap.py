@@ -13,8 +13,9 @@ from sktspt.nn.heads import ClassificationModel
 from sktspt.nn.tokenizers import patchify
 from sktspt.objectives import EXIT_TAU, exit_loss
 
-TINY = dict(depth=3, d_model=16, n_heads=2, dim_feedforward=32, pretrain_epochs=1,
-            max_epochs=3, n_threads=1, random_state=0)
+TINY = dict(depth=3, d_model=16, architecture__n_heads=2, architecture__dim_feedforward=32,
+            pretrain_epochs=1,
+            max_epochs=3, device__threads=1, random_state=0)
 
 
 @pytest.fixture(scope="module")
@@ -150,19 +151,19 @@ def test_finetuning_loss_adds_weighted_exit_loss(fitted):
 def test_threshold_one_equals_full_model(fitted):
     clf, X, _ = fitted
     full_proba, full_emb = clf.predict_proba(X), clf.transform(X)
-    clf.set_params(early_exit=1.0, min_exit_layer=1)
+    clf.set_params(early_exit=1.0, early_exit__min_layer=1)
     try:
         assert (clf.exit_layers(X) == 3).all()
         np.testing.assert_array_equal(clf.predict_proba(X), full_proba)
         np.testing.assert_array_equal(clf.transform(X), full_emb)
     finally:
-        clf.set_params(early_exit=None, min_exit_layer=2)
+        clf.set_params(early_exit=None, early_exit__min_layer=2)
     assert (clf.exit_layers(X) == 3).all()
 
 
 def test_outputs_agree_and_are_batch_invariant(fitted):
     clf, X, _ = fitted
-    clf.set_params(early_exit=-1.0, min_exit_layer=2)  # every series exits at layer 2
+    clf.set_params(early_exit=-1.0, early_exit__min_layer=2)  # every series exits at layer 2
     try:
         exits = clf.exit_layers(X)
         assert (exits == 2).all()
@@ -179,18 +180,19 @@ def test_outputs_agree_and_are_batch_invariant(fitted):
 
 def test_parameters_are_validated_and_saved(fitted, tmp_path):
     clf, X, y = fitted
-    with pytest.raises(ValueError, match="exit_loss_weight"):
+    with pytest.raises(ValueError, match="early_exit__loss_weight"):
         SPTClassifier(exit_loss_weight=-1.0, **TINY).fit(X, y)
     with pytest.raises(ValueError, match="n_estimators"):
         SPTClassifier(early_exit=0.9, n_estimators=2, **TINY).fit(X, y)
     for params, name in (({"early_exit": 1.5}, "early_exit"),
-                         ({"early_exit": 0.9, "min_exit_layer": 0}, "min_exit_layer")):
+                         ({"early_exit": 0.9, "early_exit__min_layer": 0},
+                          "early_exit__min_layer")):
         clf.set_params(**params)
         try:
             with pytest.raises(ValueError, match=name):
                 clf.predict(X)
         finally:
-            clf.set_params(early_exit=None, min_exit_layer=2)
+            clf.set_params(early_exit=None, early_exit__min_layer=2)
     clf.set_params(early_exit=0.5)
     try:
         clf.save(tmp_path / "leap.zip")
@@ -206,7 +208,7 @@ def test_sktime_adapter_passes_exit_settings(fitted):
     from sktspt import SPTClassifierSktime
 
     _, X, y = fitted
-    adapter = SPTClassifierSktime(exit_loss_weight=1.0, early_exit=-1.0, **TINY).fit(X, y)
+    adapter = SPTClassifierSktime(early_exit__loss_weight=1.0, early_exit=-1.0, **TINY).fit(X, y)
     core = adapter.estimator_
     assert (core.exit_loss_weight, core.early_exit, core.min_exit_layer) == (1.0, -1.0, 2)
     assert (core.exit_layers(X) == 2).all()  # every series exits at layer 2

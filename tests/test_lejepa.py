@@ -135,7 +135,8 @@ def test_masked_sigreg_adds_exactly_the_weighted_regulariser():
 
 def test_pretrainer_with_lejepa_embeds_and_refuses_to_reconstruct():
     X, _ = make_panel(n=24, c=2, t=32)
-    pre = SPTPretrainer(depth=1, d_model=16, n_heads=2, dim_feedforward=16, pretrain_epochs=2,
+    pre = SPTPretrainer(depth=1, d_model=16, architecture__n_heads=2,
+                        architecture__dim_feedforward=16, pretrain_epochs=2,
                         pretrain_objective="lejepa", architecture="attention_only",
                         random_state=0).fit(X)
     assert isinstance(pre.net_, LeJEPANet)
@@ -151,8 +152,8 @@ def test_pretrainer_with_lejepa_embeds_and_refuses_to_reconstruct():
     "params, match",
     [
         (dict(pretrain_objective="jepa"), "pretrain_objective"),
-        (dict(sigreg_lambda=1.5), "sigreg_lambda"),
-        (dict(sigreg_lambda="0.1"), "sigreg_lambda"),
+        (dict(sigreg_lambda=1.5), "pretrain_objective__sigreg_lambda"),
+        (dict(sigreg_lambda="0.1"), "pretrain_objective__sigreg_lambda"),
         (dict(architecture="vit"), "architecture"),
     ],
 )

@@ -27,9 +27,10 @@ from sktspt.persistence import load, save
 from sktspt.training import SeededStepNet
 
 SMALL = Lighthouse(levels=3, pool=2, topk=2, tile_windows=4)  # tiles of 16 tokens
-TINY = dict(depth=3, d_model=16, n_heads=2, dim_feedforward=16, dropout=0.0, batch_size=8,
-            patch_size=1, n_threads=1, random_state=0)
-LIGHT = dict(attention="lighthouse", lighthouse_levels=3, lighthouse_pool=2, lighthouse_topk=2)
+TINY = dict(depth=3, d_model=16, architecture__n_heads=2, architecture__dim_feedforward=16,
+            architecture__dropout=0.0, batch_size=8,
+            tokenizer__patch_size=1, device__threads=1, random_state=0)
+LIGHT = dict(attention="lighthouse", attention__levels=3, attention__pool=2, attention__topk=2)
 
 
 def qkv(n=2, h=2, N=100, d=4, seed=0):
@@ -202,7 +203,7 @@ class SparseSpy(Callback):
 def test_recovery_switches_to_dense_for_the_last_steps():
     X, _ = make_panel(n=24, t=40)
     spy = SparseSpy()
-    pre = SPTPretrainer(pretrain_epochs=4, validation_fraction=0.0, lighthouse_recovery=0.25,
+    pre = SPTPretrainer(pretrain_epochs=4, validation_fraction=0.0, attention__recovery=0.25,
                         callbacks=[spy], **LIGHT, **TINY).fit(X)
     steps = 4 * math.ceil(24 / 8)
     recovery = math.ceil(0.25 * steps)
@@ -236,7 +237,7 @@ def test_classifier_save_load_and_padded_prediction(tmp_path):
 
 def test_resumed_fit_switches_at_the_same_step(tmp_path, monkeypatch):
     X, _ = make_panel(n=16, t=40)
-    kw = dict(pretrain_epochs=4, validation_fraction=0.0, lighthouse_recovery=0.3, **LIGHT, **TINY)
+    kw = dict(pretrain_epochs=4, validation_fraction=0.0, attention__recovery=0.3, **LIGHT, **TINY)
     ref = SPTPretrainer(**kw).fit(X)
     original = SeededStepNet.train_step
     fired = []
@@ -257,10 +258,10 @@ def test_resumed_fit_switches_at_the_same_step(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("params, match", [
     (dict(attention="sparse"), "attention must be one of"),
-    (dict(attention="lighthouse", lighthouse_levels=0), "lighthouse_levels"),
-    (dict(attention="lighthouse", lighthouse_pool=1), "lighthouse_pool"),
-    (dict(attention="lighthouse", lighthouse_topk=2.5), "lighthouse_topk"),
-    (dict(attention="lighthouse", lighthouse_recovery=1.5), "lighthouse_recovery"),
+    (dict(attention="lighthouse", attention__levels=0), "attention__levels"),
+    (dict(attention="lighthouse", attention__pool=1), "attention__pool"),
+    (dict(attention="lighthouse", attention__topk=2.5), "attention__topk"),
+    (dict(attention="lighthouse", attention__recovery=1.5), "attention__recovery"),
     (dict(attention="lighthouse", depth=2), "depth >= 3"),
 ])
 def test_invalid_parameters_are_named(params, match):

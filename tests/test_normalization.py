@@ -40,7 +40,8 @@ def test_explicit_modes_pass_through(mode):
 
 def test_estimator_records_the_resolved_mode():
     X, y = _spread_panel(orders=5.0)
-    kw = dict(depth=1, d_model=16, n_heads=2, dim_feedforward=16, pretrain_epochs=1,
+    kw = dict(depth=1, d_model=16, architecture__n_heads=2, architecture__dim_feedforward=16,
+              pretrain_epochs=1,
               max_epochs=1, random_state=0)
     clf = SPTClassifier(normalize="auto", **kw).fit(X, y)
     assert clf.normalizer_.mode == "instance"

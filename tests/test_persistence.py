@@ -17,7 +17,8 @@ from sktspt import SPTClassifier, SPTPretrainer, load
 from sktspt.persistence import FORMAT_VERSION
 
 TINY = dict(
-    depth=1, d_model=16, n_heads=2, dim_feedforward=16, dropout=0.1, batch_size=8,
+    depth=1, d_model=16, architecture__n_heads=2, architecture__dim_feedforward=16,
+        architecture__dropout=0.1, batch_size=8,
     random_state=0,
 )
 
@@ -71,8 +72,8 @@ def test_classifier_roundtrip_keeps_outputs_and_label_dtype(data, tmp_path, labe
     "params",
     [
         dict(normalize="global"),
-        dict(normalize="instance", positional="learned", patch_size=4),
-        dict(normalize=None, positional="rotary"),
+        dict(normalize="instance", architecture__positional="learned", tokenizer__patch_size=4),
+        dict(normalize=None, architecture__positional="rotary"),
         dict(pretrain_objective="masked+sigreg", masking="channel"),
         dict(pretrain_objective="lejepa", architecture="crate"),
     ],
@@ -84,7 +85,7 @@ def test_pretrainer_roundtrip_keeps_everything(data, tmp_path, params):
     pre.save(tmp_path / "pre.sktspt")
     loaded = sktspt.load(tmp_path / "pre.sktspt")
     assert type(loaded) is SPTPretrainer
-    assert loaded.get_params() == pre.get_params()
+    assert loaded._settings() == pre._settings()
     assert fitted_attributes(loaded) == fitted_attributes(pre)
     assert loaded.encoder_kwargs_ == pre.encoder_kwargs_
     assert type(loaded.net_) is type(pre.net_)
@@ -206,7 +207,7 @@ def test_loaded_classifier_can_warm_start(fitted, data, tmp_path):
     [
         ("callbacks", [EpochScoring("accuracy")]),
         ("random_state", np.random.RandomState(0)),
-        ("patch_size", (4,)),
+        ("tokenizer__patch_size", (4,)),
     ],
 )
 def test_non_json_parameters_are_rejected(fitted, tmp_path, name, value):

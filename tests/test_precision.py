@@ -10,7 +10,8 @@ from sktspt.nn.heads import ClassificationModel, ReconstructionModel
 from sktspt.precision import autocast_dtype, matmul_precision
 from sktspt.training import AugmentedNetClassifier, MaskedSigRegNet
 
-TINY = dict(depth=1, d_model=16, n_heads=2, dim_feedforward=32, dropout=0.0, batch_size=8,
+TINY = dict(depth=1, d_model=16, architecture__n_heads=2, architecture__dim_feedforward=32,
+            architecture__dropout=0.0, batch_size=8,
             validation_fraction=0.0)
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 
@@ -25,13 +26,13 @@ def task():
 @pytest.fixture(scope="module")
 def bf16_model(task):
     X, y, _, _ = task
-    return SPTClassifier(pretrain_epochs=3, max_epochs=30, lr=3e-3, precision="bfloat16",
+    return SPTClassifier(pretrain_epochs=3, max_epochs=30, lr=3e-3, device__precision="bfloat16",
                          random_state=0, **TINY).fit(X, y)
 
 
 def test_bfloat16_accuracy_within_seed_noise_of_float32(task):
     X, y, Xt, yt = task
-    acc = {p: [SPTClassifier(pretrain_epochs=3, max_epochs=30, lr=3e-3, precision=p,
+    acc = {p: [SPTClassifier(pretrain_epochs=3, max_epochs=30, lr=3e-3, device__precision=p,
                              random_state=s, **TINY).fit(X, y).score(Xt, yt) for s in range(3)]
            for p in ("float32", "bfloat16")}
     f32, bf16 = np.array(acc["float32"]), np.array(acc["bfloat16"])
@@ -44,8 +45,8 @@ def test_bfloat16_really_autocasts(task, bf16_model):
     """Same weights, two precisions: close, but not bit-identical, probabilities."""
     _, _, Xt, _ = task
     p_bf16 = bf16_model.predict_proba(Xt)
-    p_f32 = bf16_model.set_params(precision="float32").predict_proba(Xt)
-    bf16_model.set_params(precision="bfloat16")
+    p_f32 = bf16_model.set_params(device__precision="float32").predict_proba(Xt)
+    bf16_model.set_params(device__precision="bfloat16")
     assert bf16_model.net_.precision == "bfloat16"
     assert 0 < np.abs(p_bf16 - p_f32).max() < 0.05
     assert p_bf16.dtype == np.float64 and np.allclose(p_bf16.sum(1), 1)
@@ -75,21 +76,22 @@ def test_save_and_load_across_precisions(tmp_path, task, bf16_model):
     loaded = load(path)
     assert loaded.precision == "bfloat16" and loaded.net_.precision == "bfloat16"
     np.testing.assert_array_equal(loaded.predict_proba(Xt), bf16_model.predict_proba(Xt))
-    f32 = loaded.set_params(precision="float32").predict_proba(Xt)
+    f32 = loaded.set_params(device__precision="float32").predict_proba(Xt)
     np.testing.assert_allclose(
-        f32, bf16_model.set_params(precision="float32").predict_proba(Xt), atol=1e-6)
-    bf16_model.set_params(precision="bfloat16")
+        f32, bf16_model.set_params(device__precision="float32").predict_proba(Xt), atol=1e-6)
+    bf16_model.set_params(device__precision="bfloat16")
     # float32 -> bfloat16, and a float16 model (as trained on a GPU) on a CPU: float32
-    pre = SPTPretrainer(pretrain_epochs=1, precision="float32", random_state=0, **TINY).fit(Xt)
+    pre = SPTPretrainer(pretrain_epochs=1, device__precision="float32", random_state=0,
+                        **TINY).fit(Xt)
     pre.save(tmp_path / "f32.sktspt")
     back = load(tmp_path / "f32.sktspt")
     assert back.precision == "float32"
-    np.testing.assert_allclose(back.set_params(precision="bfloat16").transform(Xt),
+    np.testing.assert_allclose(back.set_params(device__precision="bfloat16").transform(Xt),
                                pre.transform(Xt), atol=0.1)
-    np.testing.assert_array_equal(back.set_params(precision="float16").transform(Xt),
+    np.testing.assert_array_equal(back.set_params(device__precision="float16").transform(Xt),
                                   pre.transform(Xt))
-    bf16_model.set_params(precision="float16").save(tmp_path / "f16.sktspt")
-    bf16_model.set_params(precision="bfloat16")
+    bf16_model.set_params(device__precision="float16").save(tmp_path / "f16.sktspt")
+    bf16_model.set_params(device__precision="bfloat16")
     f16 = load(tmp_path / "f16.sktspt", device="cpu")
     assert f16.precision == "float16" and f16.net_.precision == "float32"
     np.testing.assert_allclose(f16.predict_proba(Xt), f32, atol=1e-6)
@@ -97,12 +99,13 @@ def test_save_and_load_across_precisions(tmp_path, task, bf16_model):
 
 def test_warm_start_trains_in_the_current_precision(tmp_path, task):
     X, y, Xt, yt = task
-    clf = SPTClassifier(pretrain_epochs=1, max_epochs=2, precision="float32", warm_start=True,
+    clf = SPTClassifier(pretrain_epochs=1, max_epochs=2, device__precision="float32",
+                        warm_start=True,
                         random_state=0, **TINY).fit(X, y)
     assert clf.net_.precision == "float32"
-    clf.set_params(precision="bfloat16").fit(X, y)
+    clf.set_params(device__precision="bfloat16").fit(X, y)
     assert clf.net_.precision == "bfloat16" and len(clf.history_) == 4
-    clf.set_params(precision="float16").save(tmp_path / "f16.sktspt")
+    clf.set_params(device__precision="float16").save(tmp_path / "f16.sktspt")
     loaded = load(tmp_path / "f16.sktspt")  # predicts on CPU (float32) but cannot train
     loaded.predict(Xt)
     with pytest.raises(ValueError, match="float16.*CUDA"):
@@ -112,14 +115,14 @@ def test_warm_start_trains_in_the_current_precision(tmp_path, task):
 @pytest.mark.parametrize("bad", ["half", "bf16", None, torch.bfloat16, 16])
 def test_bad_precision_raises(task, bad):
     X, y, _, _ = task
-    with pytest.raises(ValueError, match="precision must be one of"):
-        SPTClassifier(precision=bad, pretrain_epochs=0, max_epochs=1, **TINY).fit(X, y)
+    with pytest.raises(ValueError, match="device__precision must be one of"):
+        SPTClassifier(device__precision=bad, pretrain_epochs=0, max_epochs=1, **TINY).fit(X, y)
 
 
 def test_float16_on_cpu_raises_in_fit(task):
     X, y, _, _ = task
-    for est in (SPTClassifier(precision="float16", max_epochs=1, pretrain_epochs=1, **TINY),
-                SPTPretrainer(precision="float16", pretrain_epochs=1, **TINY)):
+    for est in (SPTClassifier(device__precision="float16", max_epochs=1, pretrain_epochs=1, **TINY),
+                SPTPretrainer(device__precision="float16", pretrain_epochs=1, **TINY)):
         with pytest.raises(ValueError, match="float16.*CUDA"):
             est.fit(X, y)
 
@@ -163,9 +166,11 @@ def test_float16_loss_scaling_path():
 def test_cuda_precisions_train_and_restore_tf32(task, precision):
     X, y, Xt, yt = task
     before = torch.backends.cuda.matmul.allow_tf32
-    clf = SPTClassifier(pretrain_epochs=3, max_epochs=15, precision=precision, device="cuda",
+    clf = SPTClassifier(pretrain_epochs=3, max_epochs=15, device__precision=precision,
+                        device="cuda",
                         random_state=0, **TINY).fit(X, y)
     assert torch.backends.cuda.matmul.allow_tf32 == before
-    ref = SPTClassifier(pretrain_epochs=3, max_epochs=15, precision="float32", device="cuda",
+    ref = SPTClassifier(pretrain_epochs=3, max_epochs=15, device__precision="float32",
+                        device="cuda",
                         random_state=0, **TINY).fit(X, y)
     assert abs(clf.score(Xt, yt) - ref.score(Xt, yt)) <= 0.15

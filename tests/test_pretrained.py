@@ -13,7 +13,7 @@ from sklearn.frozen import FrozenEstimator
 from sktspt import SPTClassifier, SPTPretrainer, SPTRegressor
 from sktspt.pretrained import card, pretrained, sha256
 
-TINY = ["d_model=16", "depth=1", "n_heads=2", "dim_feedforward=16"]
+TINY = ["d_model=16", "depth=1", "architecture__n_heads=2", "architecture__dim_feedforward=16"]
 
 
 def _archive(root, names=("Aa", "Bb", "Cc", "Dd")):

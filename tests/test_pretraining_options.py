@@ -7,7 +7,8 @@ import torch
 from sktspt import SPTClassifier, SPTPretrainer
 from sktspt.masking import make_mask, random_crop
 
-TINY = dict(depth=1, d_model=8, n_heads=2, dim_feedforward=8, dropout=0.0, random_state=0,
+TINY = dict(depth=1, d_model=8, architecture__n_heads=2, architecture__dim_feedforward=8,
+            architecture__dropout=0.0, random_state=0,
             batch_size=8)
 
 
@@ -25,7 +26,7 @@ def test_mask_hides_only_the_chosen_channels(kind):
 def test_pretraining_never_reconstructs_the_visible_channels():
     rng = np.random.RandomState(0)
     X = rng.normal(size=(16, 3, 24))
-    pre = SPTPretrainer(pretrain_epochs=1, mask_channels=[2], masking="random", **TINY).fit(X)
+    pre = SPTPretrainer(pretrain_epochs=1, masking__channels=[2], masking="random", **TINY).fit(X)
     net = pre.net_
     hidden = net.draw_mask(torch.from_numpy(pre._prepare(X)), torch.Generator().manual_seed(1))
     assert hidden[:, 2].any() and not hidden[:, :2].any()
@@ -50,7 +51,7 @@ def test_pretraining_never_reconstructs_the_visible_channels():
 def test_mask_channels_is_validated_against_the_data(channels, match):
     X = np.random.RandomState(0).normal(size=(10, 3, 12))
     with pytest.raises(ValueError, match=match):
-        SPTPretrainer(pretrain_epochs=1, mask_channels=channels, **TINY).fit(X)
+        SPTPretrainer(pretrain_epochs=1, masking__channels=channels, **TINY).fit(X)
 
 
 def test_random_crop_keeps_a_window_of_each_series_moved_to_the_start():
@@ -99,7 +100,7 @@ def test_unequal_length_fit_with_crops_predicts_shorter_series():
     X = [rng.normal(size=(2, n)) for n in rng.randint(30, 41, size=24)]
     y = np.arange(24) % 2
     clf = SPTClassifier(pretrain_epochs=2, max_epochs=2, pretrain_crops=0.3,
-                        mask_channels=[0], **TINY).fit(X, y)
+                        masking__channels=[0], **TINY).fit(X, y)
     assert not clf.equal_length_
     short = [x[:, :n] for x, n in zip(X[:6], (3, 5, 8, 10, 12, 29))]
     proba = clf.predict_proba(short)
@@ -113,11 +114,11 @@ def test_mask_ratio_spread_reaches_pretraining_masks_and_is_validated():
     from conftest import make_panel
 
     X, y = make_panel(n=24, t=64)
-    pre = SPTPretrainer(mask_ratio_spread=0.3, depth=1, d_model=16, pretrain_epochs=2,
+    pre = SPTPretrainer(masking__ratio_spread=0.3, depth=1, d_model=16, pretrain_epochs=2,
                         random_state=0).fit(X)
     assert pre.net_.ratio_spread == 0.3
     masks = pre.net_.draw_mask(torch.zeros(400, 1, 64), torch.Generator().manual_seed(0))
     assert masks.float().mean(dim=(1, 2)).std() > 0.1
     for bad in (0.5, -0.1, True, "wide"):
-        with pytest.raises((ValueError, TypeError), match="mask_ratio_spread"):
-            SPTClassifier(mask_ratio_spread=bad, pretrain_epochs=1, max_epochs=1).fit(X, y)
+        with pytest.raises((ValueError, TypeError), match="masking__ratio_spread"):
+            SPTClassifier(masking__ratio_spread=bad, pretrain_epochs=1, max_epochs=1).fit(X, y)

@@ -10,7 +10,8 @@ from sktspt import SPTClassifier, SPTPretrainer
 from sktspt.progress import PhaseProgress, strip_ansi
 from sktspt.training import AugmentedNetClassifier, MaskedPretrainNet
 
-TINY = dict(depth=1, d_model=8, n_heads=2, dim_feedforward=8, dropout=0.0, random_state=0,
+TINY = dict(depth=1, d_model=8, architecture__n_heads=2, architecture__dim_feedforward=8,
+            architecture__dropout=0.0, random_state=0,
             batch_size=8)
 ANSI = re.compile(r"\x1b\[")
 
@@ -79,7 +80,7 @@ class Recorder(Callback):
 def test_pretrain_callbacks_reach_pretraining_and_callbacks_fine_tuning(data):
     X, y = data
     pre, fine = Recorder(), Recorder()
-    SPTClassifier(pretrain_epochs=2, max_epochs=3, callbacks=[fine], pretrain_callbacks=[pre],
+    SPTClassifier(pretrain_epochs=2, max_epochs=3, callbacks=[fine], callbacks__pretrain=[pre],
                   **TINY).fit(X, y)
     assert pre.nets == [MaskedPretrainNet] * 2
     assert fine.nets == [AugmentedNetClassifier] * 3
@@ -94,5 +95,5 @@ def test_pretrainer_callbacks_reach_its_pretraining(data):
 
 def test_pretrain_callbacks_must_be_a_list(data):
     X, y = data
-    with pytest.raises(TypeError, match="pretrain_callbacks must be None or a list"):
+    with pytest.raises(TypeError, match="callbacks__pretrain must be None or a list"):
         SPTClassifier(pretrain_callbacks=Recorder(), **TINY).fit(X, y)

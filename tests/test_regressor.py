@@ -13,7 +13,8 @@ from sklearn.exceptions import NotFittedError
 from sktspt import SPTClassifier, SPTRegressor, load
 from sktspt.training import AugmentedNetRegressor
 
-TINY = dict(depth=1, d_model=16, n_heads=2, dim_feedforward=16, dropout=0.0, random_state=0,
+TINY = dict(depth=1, d_model=16, architecture__n_heads=2, architecture__dim_feedforward=16,
+            architecture__dropout=0.0, random_state=0,
             pretrain_epochs=1, max_epochs=3, lr=3e-3)
 
 
@@ -42,18 +43,18 @@ CLASS_ONLY = ("class_weight", "label_smoothing", "exit_loss_weight", "early_exit
 
 def test_written_out_init_is_the_classifiers_less_classes_plus_loss():
     """The classifier's parameters and defaults, less the class-specific ones, with ``loss``
-    where ``label_smoothing`` stands; the first four positional; clone works."""
+    after ``batch_size``; all keyword-only; clone works."""
     params = list(inspect.signature(SPTRegressor.__init__).parameters.values())[1:]
     clf = list(inspect.signature(SPTClassifier.__init__).parameters.values())[1:]
-    expected = [("loss", "squared_error") if p.name == "label_smoothing" else (p.name, p.default)
-                for p in clf if p.name not in CLASS_ONLY or p.name == "label_smoothing"]
-    assert [(p.name, p.default) for p in params] == expected
-    assert {p.kind for p in params[:4]} == {inspect.Parameter.POSITIONAL_OR_KEYWORD}
-    assert {p.kind for p in params[4:]} == {inspect.Parameter.KEYWORD_ONLY}
+    names = [p.name for p in clf if p.name not in ("class_weight", "early_exit")]
+    names.insert(names.index("batch_size") + 1, "loss")
+    assert [p.name for p in params] == names
+    assert {p.kind for p in params[:-1]} == {inspect.Parameter.KEYWORD_ONLY}
     assert "class_weight" not in SPTRegressor().get_params()
     doc = inspect.getdoc(SPTRegressor)
-    assert "<parameters>" not in doc and all(f"\n{p.name} : " in doc for p in params)
-    est = SPTRegressor(loss="huber", n_estimators=2)
+    assert "<parameters>" not in doc and all(f"\n{p.name} : " in doc for p in params[:-1])
+    with pytest.warns(FutureWarning):
+        est = SPTRegressor(loss="huber", n_estimators=2)
     assert clone(est).get_params() == est.get_params()
 
 
@@ -62,7 +63,7 @@ def test_bad_parameters_name_themselves(data):
     with pytest.raises(ValueError, match="loss must be"):
         SPTRegressor(**TINY, loss="absolute").fit(X, Y[:, 0])
     with pytest.raises(TypeError, match="unexpected keyword argument 'class_weight'"):
-        SPTRegressor(class_weight="balanced")
+        SPTRegressor(**TINY, class_weight="balanced").fit(X, Y[:, 0])
 
 
 def test_one_output_is_predicted_as_a_vector_with_r2_score(fitted, data):
@@ -104,7 +105,7 @@ def test_several_outputs_are_learned_together(data):
 
 
 @pytest.mark.parametrize("options", [
-    dict(loss="huber"), dict(n_estimators=2), dict(mixup=0.4, mixup_kind="blend"),
+    dict(loss="huber"), dict(n_estimators=2), dict(mixup=0.4, mixup__kind="blend"),
     dict(validation_fraction=0.25),
 ])
 def test_fit_options_train_and_stay_reproducible(data, options):
@@ -268,7 +269,8 @@ def test_a_classifier_file_relabelled_as_a_regressor_is_refused(data, tmp_path):
         weights = zf.read("weights.safetensors")
     meta["estimator"] = "SPTRegressor"
     meta["params"].pop("class_weight")
-    for name in ("label_smoothing", "exit_loss_weight", "early_exit", "min_exit_layer"):
+    for name in ("criterion__label_smoothing", "early_exit__loss_weight", "early_exit",
+                 "early_exit__min_layer"):
         meta["params"].pop(name)
     with zipfile.ZipFile(path, "w") as zf:
         zf.writestr("metadata.json", json.dumps(meta))

@@ -20,7 +20,8 @@ from conftest import make_panel, run_script
 from sktspt import SPTClassifier, SPTPretrainer, load
 
 TINY = dict(
-    depth=1, d_model=16, n_heads=2, dim_feedforward=16, dropout=0.1, batch_size=8,
+    depth=1, d_model=16, architecture__n_heads=2, architecture__dim_feedforward=16,
+        architecture__dropout=0.1, batch_size=8,
     random_state=0,
 )
 FAST = dict(pretrain_epochs=1, max_epochs=2, **TINY)
@@ -43,7 +44,8 @@ def test_predict_proba_from_many_threads_equals_serial(data, tmp_path, source):
     X, y = data
     # Heavy dropout, and no validation split, so the last training step leaves the module
     # in training mode: a prediction that ran with dropout on would differ by a lot.
-    clf = SPTClassifier(**{**FAST, "dropout": 0.5, "validation_fraction": 0.0}).fit(X, y)
+    clf = SPTClassifier(**{**FAST, "architecture__dropout": 0.5,
+                           "validation_fraction": 0.0}).fit(X, y)
     if source == "loaded":
         clf.save(tmp_path / "m.sktspt")
         clf = load(tmp_path / "m.sktspt")
@@ -57,7 +59,7 @@ def test_predict_proba_from_many_threads_equals_serial(data, tmp_path, source):
 
 def test_transform_from_many_threads_equals_serial(data, tmp_path):
     X, _ = data
-    pre = SPTPretrainer(pretrain_epochs=2, **{**TINY, "dropout": 0.5}).fit(X)
+    pre = SPTPretrainer(pretrain_epochs=2, **{**TINY, "architecture__dropout": 0.5}).fit(X)
     pre.save(tmp_path / "p.sktspt")
     pre = load(tmp_path / "p.sktspt")
     Xt = np.concatenate([X] * 6)
@@ -93,7 +95,7 @@ def test_fits_with_mixed_n_threads_in_threads_equal_serial_fits(data):
     settings = [(None, 0), (1, 1), (2, 2), (None, 3), (2, 0), (1, 3)]
 
     def fit(n_threads, seed):
-        clf = SPTClassifier(**{**FAST, "random_state": seed, "n_threads": n_threads})
+        clf = SPTClassifier(**{**FAST, "random_state": seed, "device__threads": n_threads})
         return clf.fit(X, y).predict_proba(X)
 
     try:
@@ -116,7 +118,7 @@ def test_fits_with_mixed_n_threads_in_threads_equal_serial_fits(data):
 def model_file(data, tmp_path_factory):
     X, y = data
     path = tmp_path_factory.mktemp("model") / "m.sktspt"
-    SPTClassifier(**{**FAST, "n_threads": 1}).fit(X, y).save(path)
+    SPTClassifier(**{**FAST, "device__threads": 1}).fit(X, y).save(path)
     return path
 
 
@@ -226,7 +228,7 @@ def test_a_huge_series_length_is_refused_at_load(model_file, data, tmp_path, equ
 def test_a_learned_position_table_must_match_the_stated_tokens(data, tmp_path):
     X, y = data
     src = tmp_path / "learned.sktspt"
-    SPTClassifier(positional="learned", **{**FAST, "n_threads": 1}).fit(X, y).save(src)
+    SPTClassifier(positional="learned", **{**FAST, "device__threads": 1}).fit(X, y).save(src)
 
     def longer(meta):
         fitted = meta["fitted"]

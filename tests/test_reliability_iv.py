@@ -17,8 +17,9 @@ from conftest import make_panel, run_script
 from sktspt import SPTClassifier, SPTPretrainer, SPTRegressor, load
 
 TINY = dict(
-    depth=1, d_model=8, n_heads=2, dim_feedforward=8, batch_size=8, random_state=0,
-    n_threads=1,
+    depth=1, d_model=8, architecture__n_heads=2, architecture__dim_feedforward=8, batch_size=8,
+        random_state=0,
+    device__threads=1,
 )
 FAST = dict(pretrain_epochs=1, max_epochs=1, **TINY)
 
@@ -66,10 +67,10 @@ def test_a_refit_refused_on_x_unlabeled_channels_still_saves_and_loads(data, tmp
 def test_a_failed_first_fit_leaves_the_estimator_unfitted(data):
     X, y = data
     clf = SPTClassifier(**FAST)
-    params = clf.get_params()
+    params, before = clf.get_params(), sorted(vars(clf))
     with pytest.raises(ValueError):
         clf.fit(X, y, sample_weight=-np.ones(len(y)))
-    assert sorted(vars(clf)) == sorted(params)
+    assert sorted(vars(clf)) == before and clf.get_params() == params
 
 
 def test_an_exception_during_training_leaves_the_previous_fit(data):

@@ -16,7 +16,8 @@ from sktspt import SPTClassifier, SPTPretrainer
 
 # Dropout, a validation split, mixed masks and unequal lengths: every source of randomness.
 PARAMS = dict(
-    depth=1, d_model=16, n_heads=2, dim_feedforward=16, dropout=0.2, batch_size=8,
+    depth=1, d_model=16, architecture__n_heads=2, architecture__dim_feedforward=16,
+        architecture__dropout=0.2, batch_size=8,
     masking="mixed", pretrain_epochs=3, max_epochs=3, validation_fraction=0.25,
 )
 

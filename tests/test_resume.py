@@ -24,7 +24,8 @@ from sktspt import SPTClassifier, SPTPretrainer
 from sktspt.training import AugmentedNetClassifier, MaskedPretrainNet, SeededStepNet
 
 TINY = dict(
-    depth=1, d_model=16, n_heads=2, dim_feedforward=16, dropout=0.1, batch_size=8,
+    depth=1, d_model=16, architecture__n_heads=2, architecture__dim_feedforward=16,
+        architecture__dropout=0.1, batch_size=8,
     random_state=0,
 )
 

@@ -9,7 +9,8 @@ from sktspt import SPTPretrainer
 def test_pooled_states_are_mean_and_max_of_every_layer_per_series():
     probe = load_benchmark("probes/ridge_probe")
     X, _ = make_panel(n=12, c=2, t=32)
-    pre = SPTPretrainer(depth=2, d_model=16, n_heads=2, pretrain_epochs=1, random_state=0).fit(X)
+    pre = SPTPretrainer(depth=2, d_model=16, architecture__n_heads=2, pretrain_epochs=1,
+                        random_state=0).fit(X)
     F = probe.pooled_states(pre, pre.net_.module_, X)
     assert F.shape == (12, 2 * (2 + 1) * 16)  # tokens and 2 layers, mean and max of each
     assert np.isfinite(F).all()

@@ -114,7 +114,7 @@ def _thresholds(est):
 
 def test_classifier_fits_draws_thresholds_from_its_data_and_is_reproducible(tmp_path):
     X, y = make_panel(n=40, t=48)
-    kw = dict(**TINY, patch_size=4, pretrain_epochs=10, max_epochs=20, lr=3e-3)
+    kw = dict(**TINY, tokenizer__patch_size=4, pretrain_epochs=10, max_epochs=20, lr=3e-3)
     clf = SPTClassifier(random_state=0, **kw).fit(X, y)
     assert clf.score(X, y) > 0.8
     (thr,) = _thresholds(clf)
@@ -132,11 +132,12 @@ def test_classifier_fits_draws_thresholds_from_its_data_and_is_reproducible(tmp_
 
 def test_pretraining_learns_and_fine_tuning_keeps_the_thresholds():
     X, y = make_panel(n=40, t=48)
-    pre = SPTPretrainer(**TINY, patch_size=4, pretrain_epochs=30, lr=3e-3, random_state=0).fit(X)
+    pre = SPTPretrainer(**TINY, tokenizer__patch_size=4, pretrain_epochs=30, lr=3e-3,
+                        random_state=0).fit(X)
     losses = pre.history_[:, "train_loss"]
     assert min(losses[-5:]) < 0.7 * losses[0]
     (thr,) = [m.threshold for m in pre.encoder_.modules() if isinstance(m, RocketEmbedding)]
-    clf = SPTClassifier(**TINY, patch_size=4, pretrainer=pre, max_epochs=3,
+    clf = SPTClassifier(**TINY, tokenizer__patch_size=4, pretrainer=pre, max_epochs=3,
                         random_state=0).fit(X, y)
     (kept,) = _thresholds(clf)
     assert thr.abs().sum() > 0 and torch.equal(kept, thr)
@@ -144,7 +145,8 @@ def test_pretraining_learns_and_fine_tuning_keeps_the_thresholds():
 
 def test_thresholds_are_drawn_on_the_differences_the_tokenizer_reads():
     X, y = make_panel(n=20, c=1, t=48)
-    clf = SPTClassifier(**TINY, patch_size=4, differences=1, pretrain_epochs=1, max_epochs=1,
+    clf = SPTClassifier(**TINY, tokenizer__patch_size=4, differences=1, pretrain_epochs=1,
+                        max_epochs=1,
                         random_state=0).fit(X, y)
     (thr,) = _thresholds(clf)
     assert thr.shape[1] == 2 * 84  # the series and its slopes
@@ -154,7 +156,8 @@ def test_thresholds_are_drawn_on_the_differences_the_tokenizer_reads():
 def test_ensemble_members_share_thresholds_drawn_once():
     """So the members' features are computed once where they read the same batch."""
     X, y = make_panel(n=20, t=48)
-    clf = SPTClassifier(**TINY, patch_size=4, n_estimators=2, pretrain_epochs=1, max_epochs=1,
+    clf = SPTClassifier(**TINY, tokenizer__patch_size=4, n_estimators=2, pretrain_epochs=1,
+                        max_epochs=1,
                         random_state=0).fit(X, y)
     a, b = _thresholds(clf)
     assert torch.equal(a, b) and a.abs().sum() > 0
@@ -166,7 +169,7 @@ def test_unequal_lengths_padding_changes_nothing():
     g = np.random.default_rng(0)
     X = [g.normal(size=(1, int(g.integers(20, 60)))).astype(np.float32) for _ in range(20)]
     y = np.arange(20) % 2
-    clf = SPTClassifier(**TINY, patch_size=4, pretrain_epochs=1, max_epochs=2,
+    clf = SPTClassifier(**TINY, tokenizer__patch_size=4, pretrain_epochs=1, max_epochs=2,
                         random_state=0).fit(X, y)
     s = X[0]
     padded = np.pad(s, ((0, 0), (0, 9)), constant_values=np.nan)

@@ -8,7 +8,8 @@ from sklearn.base import clone
 
 from sktspt import SPTClassifier
 
-TINY = dict(depth=1, d_model=16, n_heads=2, dim_feedforward=32, dropout=0.0, batch_size=16,
+TINY = dict(depth=1, d_model=16, architecture__n_heads=2, architecture__dim_feedforward=32,
+            architecture__dropout=0.0, batch_size=16,
             pretrain_epochs=2, max_epochs=20, lr=3e-3, random_state=0)
 
 

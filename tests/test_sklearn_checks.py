@@ -5,7 +5,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from sktspt import SPTClassifier, SPTPretrainer, SPTRegressor
 from sktspt.compress import FusedClassifier
 
-TINY = dict(depth=1, d_model=16, n_heads=2, dim_feedforward=16, dropout=0.0, random_state=0)
+TINY = dict(depth=1, d_model=16, architecture__n_heads=2, architecture__dim_feedforward=16,
+            architecture__dropout=0.0, random_state=0)
 
 EXPECTED_FAILED = {}
 #: Checks the supervised estimators (classifier and regressor) are known to fail.

@@ -19,10 +19,12 @@ from sktspt import (
     SPTRegressorSktime,
     SPTTransformerSktime,
 )
+from sktspt._routed import ROUTED
 
 ADAPTERS = [(SPTClassifierSktime, SPTClassifier), (SPTTransformerSktime, SPTPretrainer),
             (SPTRegressorSktime, SPTRegressor)]
-TINY = dict(depth=1, d_model=16, n_heads=2, dim_feedforward=16, dropout=0.0, random_state=0)
+TINY = dict(depth=1, d_model=16, architecture__n_heads=2, architecture__dim_feedforward=16,
+            architecture__dropout=0.0, random_state=0)
 
 
 def nested_unequal_with_gaps(n=24, seed=0):
@@ -54,15 +56,15 @@ def test_sktime_check_estimator(adapter):
 
 @pytest.mark.parametrize(("adapter", "core"), ADAPTERS, ids=lambda a: a.__name__)
 def test_adapter_takes_the_core_parameters(adapter, core):
-    """Same names and defaults as the core estimator, less what cannot apply in sktime:
-    warm_start (sktime's fit resets), self_training (its fit has no unlabelled series),
-    as Python, scikit-learn and sktime each read them."""
+    """Same names and defaults as the core estimator, less what cannot apply in sktime
+    (warm_start: sktime's fit resets), then the core's routed settings written out, as
+    Python, scikit-learn and sktime each read them (sktime allows no ``**kwargs``)."""
     ours = inspect.signature(adapter).parameters
-    theirs = {k: v for k, v in inspect.signature(core).parameters.items()
-              if k not in ("warm_start", "self_training")}
-    assert list(ours) == list(theirs)
-    assert {k: p.default for k, p in ours.items()} == {k: p.default for k, p in theirs.items()}
-    defaults = {k: p.default for k, p in theirs.items()}
+    theirs = {k: p.default for k, p in inspect.signature(core).parameters.items()
+              if k != "warm_start" and p.kind is not p.VAR_KEYWORD}
+    defaults = {**theirs, **{k: ROUTED[k].default for k in core._routed}}
+    assert list(ours) == list(defaults)
+    assert {k: p.default for k, p in ours.items()} == defaults
     assert adapter.get_param_defaults() == defaults  # sktime (skbase)
     assert adapter.get_param_names() == sorted(defaults)
     assert adapter().get_params(deep=False) == defaults  # what _fit hands the core
@@ -77,36 +79,40 @@ def test_a_new_estimator_parameter_is_the_adapters_without_an_edit():
     from sktspt.sktime_adapters import _takes_the_parameters_of
 
     class Core(SPTPretrainer):
-        def __init__(self, depth=3, *, knob=0.5, dropout=0.1):
-            self.depth, self.knob, self.dropout = depth, knob, dropout
+        def __init__(self, depth=3, *, knob=0.5, width=0.1, **kwargs):
+            self.depth, self.knob, self.width = depth, knob, width
 
-    Core._parameter_docs = {**SPTPretrainer._parameter_docs, "knob": ("float", "A knob.")}
+    Core._parameter_docs = {**SPTPretrainer._parameter_docs, "knob": ("float", "A knob."),
+                            "width": ("float", "A width.")}
 
-    @_takes_the_parameters_of(Core, less=("dropout",))
+    @_takes_the_parameters_of(Core, less=("width",))
     class Adapter(BaseTransformer):
         """An adapter.
 
         <parameters>
         """
 
-    assert Adapter().get_params() == {"depth": 3, "knob": 0.5}
-    assert Adapter(2, knob=1.0).get_params() == {"depth": 2, "knob": 1.0}
+    routed = {k: ROUTED[k].default for k in Core._routed}  # the core's, written out
+    assert Adapter().get_params() == {"depth": 3, "knob": 0.5, **routed}
+    assert Adapter(2, knob=1.0).get_params() == {"depth": 2, "knob": 1.0, **routed}
     assert "knob : float, default=0.5" in Adapter.__doc__
     with pytest.raises(RuntimeError, match="no parameters"):
-        _takes_the_parameters_of(Core, less=("drop_out",))
+        _takes_the_parameters_of(Core, less=("widht",))
 
 
 def test_adapter_init_binds_as_the_core_does():
     """Positional and keyword arguments as in the core; unknown names get the hint."""
-    clf = SPTClassifierSktime(2, 32, lr=3e-3)
-    assert (clf.depth, clf.d_model, clf.lr, clf.n_heads) == (2, 32, 3e-3, 4)
+    clf = SPTClassifierSktime(depth=2, d_model=32, lr=3e-3, attention__levels=4)
+    assert (clf.depth, clf.d_model, clf.lr, clf.attention__levels) == (2, 32, 3e-3, 4)
     assert clf.set_params(depth=1).depth == 1 and clone(clf).depth == 1
-    with pytest.raises(TypeError, match="did you mean 'n_threads'"):
+    assert clf.set_params(attention__levels=5).get_params()["attention__levels"] == 5
+    assert clone(clf).attention__levels == 5
+    with pytest.raises(TypeError, match="did you mean 'device__threads'"):
         SPTClassifierSktime(n_jobs=2)
     with pytest.raises(TypeError, match="warm_start"):
         SPTClassifierSktime(warm_start=True)
     with pytest.raises(TypeError):
-        SPTClassifierSktime(1, 2, 3, 4, 5)  # the rest are keyword-only, as in the core
+        SPTClassifierSktime(1)  # keyword-only, as in the core
 
 
 @pytest.mark.parametrize(("adapter", "core"), ADAPTERS, ids=lambda a: a.__name__)
@@ -116,7 +122,7 @@ def test_adapter_with_default_parameters_predicts_as_the_core_bitwise(adapter, c
     X = g.normal(size=(12, 2, 16))
     labels = np.array(["a", "b"])[np.arange(12) % 2]
     X[labels == "b", 0] += 1.0
-    params = dict(pretrain_epochs=1, random_state=0, n_threads=1)
+    params = dict(pretrain_epochs=1, random_state=0, device__threads=1)
     if core is SPTClassifier:
         params["max_epochs"] = 1
         ours = adapter(**params).fit(X, labels).predict_proba(X)

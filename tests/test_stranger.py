@@ -15,7 +15,8 @@ import sktspt
 from sktspt import SPTClassifier, SPTRegressor
 
 ROOT = Path(__file__).resolve().parents[1]
-TINY = dict(depth=1, d_model=8, n_heads=2, dim_feedforward=8, dropout=0.0, batch_size=8,
+TINY = dict(depth=1, d_model=8, architecture__n_heads=2, architecture__dim_feedforward=8,
+            architecture__dropout=0.0, batch_size=8,
             pretrain_epochs=1, max_epochs=1, random_state=0)
 
 

@@ -65,24 +65,25 @@ def test_span_patches_become_a_mean_span_in_steps(captured):
     X, y = np.zeros((6, 1, 100)), np.arange(6) % 2
     tune.fit_score({"patch_tokens": 32, "span_patches": 2}, X, y, slice(None), slice(None),
                    scratch=False, seed=0)
-    assert seen["patch_size"] == 4 and seen["mean_span"] == 8  # ceil(100 / 32) = 4 steps
+    # ceil(100 / 32) = 4 steps a patch
+    assert seen["tokenizer__patch_size"] == 4 and seen["masking__mean_span"] == 8
     assert "span_patches" not in seen and "patch_tokens" not in seen
     tune.fit_score({"span_patches": 3}, X, y, slice(None), slice(None), scratch=False, seed=0)
-    assert seen["mean_span"] == 3 * 4  # patch_size="auto" resolves to ceil(100 / 32) too
+    assert seen["masking__mean_span"] == 3 * 4  # patch_size="auto" resolves to ceil(100 / 32) too
 
 
 def test_pretrain_steps_become_epochs_and_scratch_gets_both_phases(captured):
     tune, seen = captured
     X, y = np.zeros((40, 1, 100)), np.arange(40) % 2
-    config = {"pretrain_epochs": "auto", "max_epochs": "auto", "auto_steps": 1000,
+    config = {"pretrain_epochs": "auto", "max_epochs": "auto", "schedule__steps": 1000,
               "pretrain_steps": 500}
     train = np.arange(34)  # 3 batches of 16 an epoch
     tune.fit_score(config, X, y, train, np.arange(34, 40), scratch=False, seed=0)
-    assert seen["pretrain_epochs"] == 167 and seen["auto_steps"] == 1000  # ceil(500 / 3)
+    assert seen["pretrain_epochs"] == 167 and seen["schedule__steps"] == 1000  # ceil(500 / 3)
     assert seen["max_epochs"] == "auto" and "pretrain_steps" not in seen
     tune.fit_score(config, X, y, train, np.arange(34, 40), scratch=True, seed=0)
-    assert seen["pretrain_epochs"] == 0 and seen["auto_steps"] == 1500  # equal total steps
-    assert config["pretrain_steps"] == 500 and config["auto_steps"] == 1000  # left alone
+    assert seen["pretrain_epochs"] == 0 and seen["schedule__steps"] == 1500  # equal total steps
+    assert config["pretrain_steps"] == 500 and config["schedule__steps"] == 1000  # left alone
 
 
 def test_pretrain_steps_count_the_unlabelled_series_too(captured):
@@ -129,37 +130,38 @@ def test_current_base_config_is_the_package_defaults():
     from sktspt.data import resolve_patch_size
 
     tune = load_benchmark("tune")
-    defaults = SPTClassifier().get_params()
+    defaults = SPTClassifier()._settings()
     assert tune.CONFIGS["r11_base"] == {**tune.CONFIGS["r18_auto"], "mixup": 0.0}
     assert tune.CONFIGS["r18_auto"] == {**tune.CONFIGS["r19_base"], "patch_tokens": 32}
-    assert tune.CONFIGS["r19_base"] == {**tune.CONFIGS["r20_base"], "mixup_kind": "blend"}
-    assert tune.CONFIGS["r20_base"] == {**tune.CONFIGS["r21_spread"], "mask_ratio_spread": 0.0}
+    assert tune.CONFIGS["r19_base"] == {**tune.CONFIGS["r20_base"], "mixup__kind": "blend"}
+    assert tune.CONFIGS["r20_base"] == {**tune.CONFIGS["r21_spread"], "masking__ratio_spread": 0.0}
     assert tune.CONFIGS["r26_auto"] == {**tune.CONFIGS["r21_spread"], "augment": "auto"}
-    assert tune.CONFIGS["r29_share25"] == {**tune.CONFIGS["r26_auto"], "pretrain_share": 0.25}
-    assert all(c["pretrain_share"] == 0.5 for name, c in tune.CONFIGS.items()
+    share = "schedule__pretrain_share"
+    assert tune.CONFIGS["r29_share25"] == {**tune.CONFIGS["r26_auto"], share: 0.25}
+    assert all(c["schedule__pretrain_share"] == 0.5 for name, c in tune.CONFIGS.items()
                if _round(name) < 29)
-    assert tune.CONFIGS["r30_share125"] == {**tune.CONFIGS["r26_auto"], "pretrain_share": 0.125}
+    assert tune.CONFIGS["r30_share125"] == {**tune.CONFIGS["r26_auto"], share: 0.125}
     assert tune.CONFIGS["r31_e3"] == {**tune.CONFIGS["r29_share25"], "n_estimators": 3}
     assert tune.CONFIGS["r32_roll"] == {**tune.CONFIGS["r29_share25"], "augment": "roll"}
     assert tune.CONFIGS["r32_roll_ft2000"] == {**tune.CONFIGS["r32_roll"], "pretrain_steps": 500,
-                                               "auto_steps": 2000}
+                                               "schedule__steps": 2000}
     assert tune.CONFIGS["r33_patch"] == {**tune.CONFIGS["r29_share25"], "tokenizer": "patch"}
     assert tune.CONFIGS["r33_patch128"] == {**tune.CONFIGS["r33_patch"], "patch_tokens": 128}
     assert tune.CONFIGS["r34_depth4"] == {**tune.CONFIGS["r29_share25"], "depth": 4}
     assert tune.CONFIGS["r35_rocket"] == {**tune.CONFIGS["r29_share25"], "tokenizer": "rocket"}
     assert tune.CONFIGS["r37_depth2"] == {**tune.CONFIGS["r35_rocket"], "depth": 2}
-    assert tune.CONFIGS["r38_ratio50"] == {**tune.CONFIGS["r35_rocket"], "mask_ratio": 0.5}
-    assert tune.CONFIGS["r38_share50"] == {**tune.CONFIGS["r35_rocket"], "pretrain_share": 0.5}
+    assert tune.CONFIGS["r38_ratio50"] == {**tune.CONFIGS["r35_rocket"], "masking__ratio": 0.5}
+    assert tune.CONFIGS["r38_share50"] == {**tune.CONFIGS["r35_rocket"], share: 0.5}
     assert tune.CONFIGS["r39_e3"] == {**tune.CONFIGS["r35_rocket"], "n_estimators": 3}
-    assert tune.CONFIGS["r39_s2000"] == {**tune.CONFIGS["r35_rocket"], "auto_steps": 2000}
+    assert tune.CONFIGS["r39_s2000"] == {**tune.CONFIGS["r35_rocket"], "schedule__steps": 2000}
     assert tune.CONFIGS["r40_e3"] == tune.CONFIGS["r39_e3"]
     for n_timepoints in (24, 251, 1460):
         params = tune.estimator_params(tune.CONFIGS["r35_rocket"], n_timepoints, 100)
-        assert params and "patch_size" not in params
+        assert params and "tokenizer__patch_size" not in params
         for key, value in params.items():
             assert defaults[key] == value, key
         fixed = tune.estimator_params(tune.CONFIGS["r18_auto"], n_timepoints, 100)
-        assert fixed["patch_size"] == resolve_patch_size("auto", n_timepoints)
+        assert fixed["tokenizer__patch_size"] == resolve_patch_size("auto", n_timepoints)
 
 
 def test_augment_note_reports_the_choice_and_its_evidence():

@@ -19,7 +19,8 @@ from sktspt.nn.tokenizers import STEM_REACH
 from sktspt.objectives import masked_reconstruction_loss
 from sktspt.training import MaskedPretrainNet
 
-TINY = dict(depth=1, d_model=16, n_heads=2, dim_feedforward=32, dropout=0.0, random_state=0)
+TINY = dict(depth=1, d_model=16, architecture__n_heads=2, architecture__dim_feedforward=32,
+            architecture__dropout=0.0, random_state=0)
 
 
 def ragged(n=30, c=2, seed=0, lengths=(20, 60)):
@@ -44,7 +45,8 @@ def pad(s, extra):
 def test_padding_does_not_change_prediction_or_embedding(positional, normalize):
     X, y = ragged()
     clf = SPTClassifier(
-        pretrain_epochs=1, max_epochs=2, patch_size=4, positional=positional,
+        pretrain_epochs=1, max_epochs=2, tokenizer__patch_size=4,
+            architecture__positional=positional,
         normalize=normalize, **TINY,
     ).fit(X, y)
     assert not clf.equal_length_
@@ -59,7 +61,7 @@ def test_padding_does_not_change_prediction_or_embedding(positional, normalize):
 
 def test_padding_does_not_change_pretrainer_embedding():
     X, _ = ragged()
-    pre = SPTPretrainer(pretrain_epochs=1, patch_size=4, **TINY).fit(X)
+    pre = SPTPretrainer(pretrain_epochs=1, tokenizer__patch_size=4, **TINY).fit(X)
     s = X[0]
     np.testing.assert_allclose(
         pre.transform([pad(s, 9)]), pre.transform([s]), rtol=1e-5, atol=1e-6
@@ -68,7 +70,7 @@ def test_padding_does_not_change_pretrainer_embedding():
 
 def test_reconstruct_keeps_the_input_length_when_padding_is_dropped():
     X, _ = ragged()
-    pre = SPTPretrainer(pretrain_epochs=1, patch_size=4, **TINY).fit(X)
+    pre = SPTPretrainer(pretrain_epochs=1, tokenizer__patch_size=4, **TINY).fit(X)
     s = X[0]
     out = pre.reconstruct([pad(s, 9)])
     assert out.shape == (1, 2, s.shape[1] + 9)
@@ -81,7 +83,8 @@ def test_padding_beyond_learned_positions_is_dropped_not_rejected():
     """Only observed length counts against learned positions; a longer series still fails."""
     X, y = ragged()
     clf = SPTClassifier(
-        pretrain_epochs=0, max_epochs=1, patch_size=4, positional="learned", **TINY
+        pretrain_epochs=0, max_epochs=1, tokenizer__patch_size=4,
+            architecture__positional="learned", **TINY
     ).fit(X, y)
     s = X[0]
     np.testing.assert_allclose(
@@ -258,7 +261,7 @@ def test_gaps_inside_series_fit_and_predict_finite(masking):
         x[:, 15:17] = np.nan  # a gap in all channels at once
     X[0][1] = np.nan  # a channel missing entirely from one series
     clf = SPTClassifier(
-        pretrain_epochs=2, max_epochs=2, patch_size=4, masking=masking, **TINY
+        pretrain_epochs=2, max_epochs=2, tokenizer__patch_size=4, masking=masking, **TINY
     ).fit(X, y)
     assert np.isfinite(clf.pretrain_history_[:, "train_loss"]).all()
     assert np.isfinite(clf.predict_proba(X)).all()

@@ -133,7 +133,8 @@ def test_classifier_fits_and_predicts_with_each_architecture_and_objective(
 ):
     X, y = make_panel(n=24, c=2, t=32)
     clf = SPTClassifier(
-        depth=1, d_model=D, n_heads=HEADS, dim_feedforward=16, dropout=0.0, batch_size=8,
+        depth=1, d_model=D, architecture__n_heads=HEADS, architecture__dim_feedforward=16,
+            architecture__dropout=0.0, batch_size=8,
         pretrain_epochs=2, max_epochs=2, architecture=architecture,
         pretrain_objective=objective, random_state=0,
     ).fit(X, y)

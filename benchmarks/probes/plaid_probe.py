@@ -29,12 +29,12 @@ CONFIGS = [
     ("instance, SPT", dict(normalize="instance", augment=False, pretrain_epochs=50)),
     ("instance, scratch", dict(normalize="instance", augment=False, pretrain_epochs=0)),
     ("instance, augment, SPT", dict(normalize="instance", augment=True, pretrain_epochs=50)),
-    ("instance, patch 16, SPT", dict(normalize="instance", augment=False, patch_size=16,
+    ("instance, patch 16, SPT", dict(normalize="instance", augment=False, tokenizer__patch_size=16,
                                      pretrain_epochs=50)),
     ("instance, augment, patch 16, SPT", dict(normalize="instance", augment=True,
-                                              patch_size=16, pretrain_epochs=50)),
+                                              tokenizer__patch_size=16, pretrain_epochs=50)),
     ("instance, augment, patch 10, SPT", dict(normalize="instance", augment=True,
-                                              patch_size=10, pretrain_epochs=50)),
+                                              tokenizer__patch_size=10, pretrain_epochs=50)),
 ]
 
 

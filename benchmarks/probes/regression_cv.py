@@ -20,7 +20,7 @@ CONFIGS = {
     "default": {},
     "mixup=0": {"mixup": 0.0},
     "differences=1": {"differences": 1},
-    "auto_steps=2000": {"auto_steps": 2000},
+    "auto_steps=2000": {"schedule__steps": 2000},
 }
 
 
@@ -31,7 +31,7 @@ def fold_rmse(dataset: str, config: str, fold: int) -> tuple[str, str, int, floa
     X, y, _, _, _ = load_dataset(dataset)
     train, valid = list(KFold(3, shuffle=True, random_state=0).split(X))[fold]
     start = time.perf_counter()
-    reg = SPTRegressor(random_state=0, n_threads=1, **CONFIGS[config]).fit(X[train], y[train])
+    reg = SPTRegressor(random_state=0, device__threads=1, **CONFIGS[config]).fit(X[train], y[train])
     rmse = float(np.sqrt(np.mean((reg.predict(X[valid]) - y[valid]) ** 2)))
     return dataset, config, fold, rmse, time.perf_counter() - start
 

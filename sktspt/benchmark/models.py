@@ -142,8 +142,8 @@ def _scratch(cfg: RunConfig, estimator=_classifier, **overrides):
         return _spt(cfg, estimator, pretrain_epochs=0, max_epochs=-(-steps // per_epoch),
                     **overrides)
     if cfg.pretrain_epochs == "auto" or cfg.epochs == "auto":
-        steps = cfg.params.get("auto_steps", estimator()().auto_steps)
-        return _spt(cfg, estimator, pretrain_epochs=0, max_epochs="auto", auto_steps=2 * steps,
+        steps = cfg.params.get("schedule__steps", estimator()()._settings()["schedule__steps"])
+        return _spt(cfg, estimator, pretrain_epochs=0, max_epochs="auto", schedule__steps=2 * steps,
                     **overrides)
     return _spt(cfg, estimator, pretrain_epochs=0,
                 max_epochs=cfg.pretrain_epochs + cfg.epochs, **overrides)
@@ -172,14 +172,14 @@ def _probe(cfg: RunConfig):
     """A linear probe of self-pretrained embeddings
     (:class:`~sktspt.benchmark.labels.PretrainedProbe`): an ``SPTPretrainer`` with the SPT
     model's settings where the two share them, on every training series. Its step budget is
-    the pretrainer's own (``auto_steps`` pretraining steps) unless ``--model-params`` sets
-    ``auto_steps``."""
+    the pretrainer's own (``schedule__steps`` pretraining steps) unless ``--model-params``
+    sets ``schedule__steps``."""
     from ..pretrainer import SPTPretrainer
     from .labels import PretrainedProbe
 
-    shared = SPTPretrainer().get_params(deep=False)
-    budget = ("pretrain_epochs", "max_epochs") + (() if "auto_steps" in cfg.params
-                                                   else ("auto_steps",))
+    shared = {*SPTPretrainer().get_params(deep=False), *SPTPretrainer._routed}
+    budget = ("pretrain_epochs", "max_epochs") + (() if "schedule__steps" in cfg.params
+                                                   else ("schedule__steps",))
     settings = {k: v for k, v in _spt(cfg).get_params(deep=False).items()
                 if k in shared and k not in budget}
     return PretrainedProbe(SPTPretrainer(**settings))
@@ -260,8 +260,10 @@ def _masking_models() -> dict[str, ModelSpec]:
 MODELS: dict[str, ModelSpec] = {
     **_masking_models(),
     "scratch": ModelSpec(_scratch, unlabelled=False),
-    "scratch-rotary": ModelSpec(partial(_scratch, positional="rotary"), unlabelled=False),
-    "scratch-alibi": ModelSpec(partial(_scratch, positional="alibi"), unlabelled=False),
+    "scratch-rotary": ModelSpec(partial(_scratch, architecture__positional="rotary"),
+                                unlabelled=False),
+    "scratch-alibi": ModelSpec(partial(_scratch, architecture__positional="alibi"),
+                               unlabelled=False),
     # No validation split: all training data, last epoch (the split costs scratch more).
     "spt-noval": ModelSpec(partial(_spt, validation_fraction=0.0)),
     "scratch-noval": ModelSpec(partial(_scratch, validation_fraction=0.0), unlabelled=False),

@@ -77,7 +77,7 @@ def _estimator_class(task: str):
 def _parse_params(pairs: Sequence[str], task: str = "classification") -> dict:
     """``key=value`` pairs, values read as Python literals when they are one."""
     estimator = _estimator_class(task)
-    allowed = set(estimator().get_params()) - _CONTROLLED
+    allowed = {*estimator().get_params(), *estimator._routed} - _CONTROLLED
     params = {}
     for pair in pairs:
         key, sep, text = pair.partition("=")

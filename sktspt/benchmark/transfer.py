@@ -13,12 +13,12 @@ A pretrainer fixes the network and the input handling of every classifier it see
   mixes datasets whose scales differ by orders of magnitude (ACSF1's and PLAID's raw
   power readings beside z-normalised UCR sets), and global statistics of the corpus
   would mis-scale every target;
-- ``patch_size``: ``"auto"`` on the corpus (about 32 tokens for its median series), one
-  pretrainer for every target, unless ``--model-params patch_size=...`` sets it. Short
+- ``tokenizer__patch_size``: ``"auto"`` on the corpus (about 32 tokens for its median series), one
+  pretrainer for every target, unless ``--model-params tokenizer__patch_size=...`` sets it. Short
   targets (ItalyPowerDemand, 24 steps) get few tokens from it.
 
 The other architecture parameters, the seed and ``--pretrain-epochs`` are the job's, as
-for ``spt-span``; the pretraining budget is ``auto_steps`` steps (one phase's), like a
+for ``spt-span``; the pretraining budget is ``schedule__steps`` steps (one phase's), like a
 standalone ``SPTPretrainer``.
 
 The fitted pretrainer is cached per process by (seed, corpus, settings), so a worker
@@ -70,7 +70,7 @@ def _pretrainer_params(classifier_params: dict) -> dict:
     """The SPTClassifier settings an SPTPretrainer also takes."""
     from ..pretrainer import SPTPretrainer
 
-    shared = set(SPTPretrainer().get_params(deep=False)) - {"max_epochs", "callbacks"}
+    shared = {*SPTPretrainer().get_params(deep=False), *SPTPretrainer._routed} - {"callbacks"}
     return {k: v for k, v in classifier_params.items() if k in shared}
 
 

@@ -14,7 +14,8 @@ import math
 import numpy as np
 
 from .._bounded import depth as _json_depth
-from .._params import ARCHITECTURE, check_value
+from .._params import ARCHITECTURE
+from .._routed import check_encoder_value
 from ..augment import AUGMENTS, MIXUP_KINDS
 from ..data import InputSpec, Normalizer
 from .format import (
@@ -37,8 +38,8 @@ __all__ = ["BEFORE_PARAMETER", "read_augment_choice", "read_augment_evidence", "
 #: Parameters added after the first saved format, with the behaviour files without them had
 #: (``tokenizer`` arrived with the convolutional stem, which became the default at once;
 #: ``differences`` with the difference view; ``mixup`` was 0 until its ``"auto"``).
-BEFORE_PARAMETER = {"tokenizer": "patch", "differences": 0, "mixup": 0.0, "mixup_kind": "blend",
-                     "mask_ratio_spread": 0.0}
+BEFORE_PARAMETER = {"tokenizer": "patch", "mixup": 0.0, "mixup__kind": "blend",
+                    "masking__ratio_spread": 0.0}
 
 
 def read_classes(state: dict) -> np.ndarray:
@@ -126,9 +127,9 @@ def read_mixup(fitted: dict, params: dict) -> float:
 
 
 def read_mixup_kind(fitted: dict, params: dict) -> str:
-    """The fitted ``mixup_kind_``; files written before ``mixup_kind="auto"`` hold the
+    """The fitted ``mixup_kind_``; files written before ``mixup__kind="auto"`` hold the
     kind in ``params`` only."""
-    value = fitted.get("mixup_kind_", params["mixup_kind"])
+    value = fitted.get("mixup_kind_", params.get("mixup__kind", "auto"))
     if value not in MIXUP_KINDS:
         raise ValueError(f"mixup_kind_ must be one of {MIXUP_KINDS}, got {value!r}")
     return value
@@ -235,7 +236,7 @@ def _check_architecture(encoder_kwargs: dict) -> None:
             continue
         value = encoder_kwargs[name]
         try:
-            check_value(name, value)
+            check_encoder_value(name, value)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"encoder_kwargs_[{name!r}]: {exc}") from None
         if name in MAX_ARCHITECTURE and value > MAX_ARCHITECTURE[name]:

@@ -20,6 +20,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load as load_tensors
 from skorch.history import History
 
+from .._routed import DEPRECATED_OPTIONS, RENAMED, ROUTED
 from ..classifier import SPTClassifier
 from ..pretrainer import SPTPretrainer
 from ..regressor import SPTRegressor
@@ -57,9 +58,33 @@ _NETS = {
 }
 
 
-#: Parameters renamed since a saved format: ``{estimator: {old: new}}``. A file written
+#: Parameters renamed since a saved format: ``{estimator: {old: new}}`` beside the flat names
+#: that became routed settings in 0.4.0 (:data:`sktspt._routed.RENAMED`). A file written
 #: before the new one existed sets it (the pretrainer's epochs were ``max_epochs`` until 0.3.0).
 _RENAMED = {"SPTPretrainer": {"max_epochs": "pretrain_epochs"}}
+
+
+def translate_params(cls, params: dict) -> dict:
+    """A file's stored parameters in today's spelling, silently: old flat names as their
+    routed settings, a deprecated option at its default left out, the pretrainer's
+    ``max_epochs`` as ``pretrain_epochs``; a ``"deprecated"`` placeholder dropped."""
+    out = {}
+    renamed = {**RENAMED, **_RENAMED.get(cls.__name__, {})}
+    for key, value in params.items():
+        new = renamed.get(key, key)
+        if isinstance(value, str) and value == "deprecated":
+            continue
+        if new in DEPRECATED_OPTIONS and value == DEPRECATED_OPTIONS[new].default:
+            continue
+        if new in ROUTED and new not in cls._routed and value == ROUTED[new].default:
+            continue
+        if new not in out:
+            out[new] = value
+    return out
+
+
+def _same(value, default) -> bool:
+    return type(value) is type(default) and value == default
 
 
 def _estimator_classes() -> dict:
@@ -104,11 +129,9 @@ def _build(meta: dict, device, probe: bool = False):
     cls = classes[name]
     if not isinstance(meta["params"], dict) or not isinstance(meta["fitted"], dict):
         raise ValueError("params and fitted must be mappings")
-    params = dict(meta["params"])
-    for old, new in _RENAMED.get(name, {}).items():
-        if old in params and new not in params:
-            params[new] = params.pop(old)
-    unknown = set(params) - set(cls._get_param_names())
+    params = translate_params(cls, meta["params"])
+    names = {*cls._get_param_names(), *cls._extra_names()}
+    unknown = set(params) - names
     if unknown:
         raise ValueError(
             f"parameters {sorted(unknown)} are unknown to this sktspt {package_version()} "
@@ -117,8 +140,11 @@ def _build(meta: dict, device, probe: bool = False):
     # A file written before a parameter existed gets the value that reproduces how that
     # version behaved, not today's default.
     for key, before in BEFORE_PARAMETER.items():
-        if key in cls._get_param_names():
+        if key in names:
             params.setdefault(key, before)
+    # A setting at today's default counts as not given, as in the estimator that was saved.
+    params = {k: v for k, v in params.items()
+              if not (k in ROUTED and _same(v, ROUTED[k].default))}
     for key in ("pretrainer", "callbacks"):
         if params.get(key) not in (None, []):
             raise ValueError(f"{key} must be None in a saved model, got {params[key]!r}")
@@ -132,7 +158,9 @@ def _build(meta: dict, device, probe: bool = False):
     # A loaded model trains (warm start) and predicts; it never writes into the folder
     # of the fit that made it, which may belong to someone else by now.
     params["checkpoint_dir"] = None
-    est = cls(**params)
+    with warnings.catch_warnings():  # deprecated options a file holds load silently
+        warnings.simplefilter("ignore", FutureWarning)
+        est = cls(**params)
     fitted = meta["fitted"]
     spec, encoder_kwargs = read_input_spec(est, fitted)
     is_classifier = name == "SPTClassifier"

@@ -33,7 +33,7 @@ from .format import (
 _HINTS = {
     "pretrainer": " (the fitted weights already contain the pretrained encoder)",
     "callbacks": " (callbacks only act during fit)",
-    "pretrain_callbacks": " (callbacks only act during fit)",
+    "callbacks__pretrain": " (callbacks only act during fit)",
     "class_weight": " (class weights only act during fit)",
     "random_state": " (an int seed can be saved)",
 }
@@ -129,7 +129,12 @@ def save(estimator, path: str | os.PathLike) -> None:
             "use pickle or joblib for other classes (and load only files you trust)."
         )
     check_is_fitted(estimator, "net_")
-    params = {k: _json_value(k, v) for k, v in estimator.get_params(deep=False).items()}
+    # Every routed setting, defaults too: a file says how it was fitted whatever later
+    # versions' defaults are (the loader leaves those at today's default out again).
+    settings = estimator._settings()
+    params = {**estimator.get_params(deep=False),
+              **{k: settings[k] for k in type(estimator)._routed}}
+    params = {k: _json_value(k, v) for k, v in params.items()}
     fitted = {k: getattr(estimator, k) for k in SHAPE_STATE if hasattr(estimator, k)}
     fitted = {k: v if isinstance(v, bool) else int(v) for k, v in fitted.items()}
     fitted.update({k: int(getattr(estimator, k)) for k in EPOCH_STATE if k in vars(estimator)})
