@@ -558,7 +558,7 @@ def _classifier_net(timer, X, **overrides):
 
     from sktspt.loaders import TensorBatchIterator
     from sktspt.nn.heads import ClassificationModel
-    from sktspt.trainer import fused_adamw_params
+    from sktspt.training import fused_adamw_params
 
     p, k = n_tokens_for(X.shape[2])
     kw = dict(
@@ -872,7 +872,7 @@ DOCS_GUIDE = """
   because a step's compute dwarfs collating 16 series.
 - **Fused AdamW** (`torch.optim.AdamW(fused=True)`, on CPU since torch 2.4) updates every
   weight in one kernel instead of a Python loop over parameter tensors: kept where torch
-  supports it for the device (`sktspt.trainer.fused_adamw_params`): +4 % to +29 % series/s
+  supports it for the device (`sktspt.training.fused_adamw_params`): +4 % to +29 % series/s
   across three runs (the `optimizer` rows).
 - **Masks** are drawn on the batch's device, vectorised over the batch; `masking="mixed"`
   now picks its objective without reading a value back to the host on accelerators.

@@ -28,8 +28,7 @@ from .nn.heads import LeJEPAModel, ReconstructionModel
 from .nn.panel_fit import fit_to_panel
 from .persistence.saving import save as save_estimator
 from .precision import autocast, autocast_dtype, matmul_precision
-from .trainer import Trainer
-from .training import LeJEPANet, MaskedPretrainNet, MaskedSigRegNet
+from .training import LeJEPANet, MaskedPretrainNet, MaskedSigRegNet, Trainer
 
 #: Serialises the sections of fits that seed torch's global generator (see ``_seeded``).
 SEEDED_LOCK = threading.RLock()

@@ -3,7 +3,7 @@
 The two-phase ``fit`` of :class:`~sktspt.SPTClassifier` and :class:`~sktspt.SPTRegressor`
 lives here once: pretraining on the training series (or taking a fitted ``pretrainer``),
 then fine-tuning the whole network with a task head through
-:class:`~sktspt.trainer.Trainer`, with sample weights, layer decay, mixup, warm start and
+:class:`~sktspt.training.Trainer`, with sample weights, layer decay, mixup, warm start and
 ``reinit_layers``. A task says only what is its own, through these hooks:
 
 - :meth:`SupervisedSPT._fit_targets` and :meth:`SupervisedSPT._continue_targets`: the
@@ -42,8 +42,7 @@ from .inference import INFERENCE_BATCH
 from .loaders import net_input, stack_panels
 from .nn.panel_fit import fit_to_panel
 from .precision import autocast_dtype
-from .trainer import net_state, restore_net_state
-from .training import FineTuningNet, layer_decay_groups
+from .training import FineTuningNet, layer_decay_groups, net_state, restore_net_state
 
 __all__ = ["SupervisedSPT"]
 

@@ -3,7 +3,7 @@
 A fit with ``checkpoint_dir`` takes the folder's lock (:class:`RunLock`) and compares the
 fingerprint of everything that shapes its result (:func:`fit_fingerprint`) with the one
 the folder's ``run.json`` recorded (:func:`open_run`): only the fit that wrote a
-checkpoint ever resumes it. The checkpoints themselves are :mod:`sktspt.resume`'s.
+checkpoint ever resumes it. The checkpoints themselves are :mod:`sktspt.training.resume`'s.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ except ImportError:  # pragma: no cover - Windows
 from ._bounded import read_json_bounded
 from .data import InputSpec
 from .persistence.format import MAX_METADATA_BYTES, atomic_write, plain
-from .resume import _EPOCH_DIR, FINAL, LOCK_FILE, RUN_FILE, RUN_FORMAT, fingerprint_arrays
+from .training.resume import _EPOCH_DIR, FINAL, LOCK_FILE, RUN_FILE, RUN_FORMAT, fingerprint_arrays
 
 __all__ = ["RunLock", "differing_parts", "fit_fingerprint", "has_checkpoints", "open_run"]
 

@@ -55,7 +55,7 @@ def test_small_sets_fine_tune_fewer_steps_large_ones_the_budget():
     """A classifier's "auto" fine-tuning counts an epoch of fewer than 10 batches as 10;
     at 10 batches or more an epoch (160 series at batch 16) the step budget holds, and a
     regressor and pretraining keep the step budget whatever the size."""
-    from sktspt.trainer import Trainer
+    from sktspt.training import Trainer
 
     trainer = Trainer(auto_steps=1500, batch_size=16, validation_fraction=0.0)
     short = Trainer(auto_steps=1500, batch_size=16, validation_fraction=0.0, auto_min_batches=10)

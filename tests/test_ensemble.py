@@ -12,10 +12,10 @@ from sklearn.frozen import FrozenEstimator
 from skorch.callbacks import Callback, GradientNormClipping
 
 from sktspt import SPTClassifier, SPTPretrainer, load
-from sktspt.callbacks import MemberGradientClipping
 from sktspt.nn.ensemble import Ensemble
 from sktspt.nn.heads import ClassificationModel, ReconstructionModel
 from sktspt.nn.tokenizers import RocketEmbedding
+from sktspt.training import MemberGradientClipping
 
 TINY = dict(depth=1, d_model=16, architecture__n_heads=2, architecture__dim_feedforward=16,
             random_state=0)

@@ -26,7 +26,7 @@ import sktspt.persistence.format as persistence_format
 import sktspt.persistence.loading as persistence_loading
 from sktspt import SPTClassifier, SPTPretrainer, load
 from sktspt.data import Normalizer
-from sktspt.resume import LOCK_FILE, EpochCheckpoint
+from sktspt.training.resume import LOCK_FILE, EpochCheckpoint
 
 TINY = dict(
     depth=1, d_model=16, architecture__n_heads=2, architecture__dim_feedforward=16,

@@ -265,7 +265,7 @@ CHILD = textwrap.dedent(
     import torch
     torch.set_num_threads(1)
     from sktspt import SPTClassifier
-    from sktspt.resume import EpochCheckpoint
+    from sktspt.training.resume import EpochCheckpoint
 
     # Leaves the parent time to kill mid-run, however loaded (not a callback: callbacks
     # are part of the fit's fingerprint, and the parent resumes without it).

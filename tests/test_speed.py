@@ -16,7 +16,7 @@ from conftest import load_benchmark
 
 from sktspt import masking
 from sktspt.nn.heads import ClassificationModel, ReconstructionModel
-from sktspt.trainer import fused_adamw_params
+from sktspt.training import fused_adamw_params
 
 speed = load_benchmark("speed")
 

@@ -3,7 +3,7 @@
 Members start from different random weights, draw their own masks, augmentations and
 dropout, and are trained on the same batches with independent losses (the loss is the
 mean of the members' losses, so no member is pulled towards the others, and each member's
-gradient is clipped on its own: :class:`~sktspt.callbacks.MemberGradientClipping`).
+gradient is clipped on its own: :class:`~sktspt.training.callbacks.MemberGradientClipping`).
 
 Where the members are the standard transformer (the default), their layers run *stacked*:
 each weight is stacked across members on the fly and every layer is one batched product

@@ -30,7 +30,7 @@ Because tiles have a fixed size, the selection in a tile never depends on how mu
 padding follows the series. Gradients flow through the pooled means to every kept
 query, key and value; selection itself has none.
 
-The estimators apply it through :class:`sktspt.callbacks.LighthouseSchedule`, a skorch
+The estimators apply it through :class:`sktspt.training.callbacks.LighthouseSchedule`, a skorch
 callback that installs it on every layer but the first and the last (those stay dense), switches to
 dense attention for the last ``recovery`` fraction of a phase's optimizer steps, and
 removes it when training ends. Attention in eval mode (validation, prediction,

@@ -1,4 +1,4 @@
-"""skorch pieces: the pretraining nets and the learning-rate schedule.
+"""The skorch nets of every phase and their learning-rate schedule.
 
 skorch runs every training loop in this package. Self-pretraining needs only one
 thing skorch does not have: fresh random draws per training batch (masks, or views for
@@ -18,17 +18,17 @@ from skorch import NeuralNet, NeuralNetClassifier, NeuralNetRegressor
 from skorch.dataset import unpack_data
 from skorch.utils import TeeGenerator
 
-from .augment import mixup, panel_tokens, token_panel
-from .leap import record_layers
-from .masking import make_mask, random_crop
-from .nn.encoder import masked_mean
-from .objectives import LeJEPALoss, SIGReg, exit_loss, masked_reconstruction_loss
-from .precision import autocast, to_float32
-from .views import make_views
+from ..augment import mixup, panel_tokens, token_panel
+from ..leap import record_layers
+from ..masking import make_mask, random_crop
+from ..nn.encoder import masked_mean
+from ..objectives import LeJEPALoss, SIGReg, exit_loss, masked_reconstruction_loss
+from ..precision import autocast, to_float32
+from ..views import make_views
 
 __all__ = [
     "AugmentedNetClassifier", "AugmentedNetRegressor", "FineTuningNet", "MaskedPretrainNet",
-    "MaskedSigRegNet", "LeJEPANet", "WarmupCosine",
+    "MaskedSigRegNet", "LeJEPANet", "SeededStepNet", "WarmupCosine",
     "layer_decay_groups", "resolve_warmup",
 ]
 

@@ -51,9 +51,9 @@ from skorch.callbacks.scoring import PassthroughScoring
 from skorch.history import History
 from skorch.utils import noop
 
-from ._bounded import read_json_bounded
+from .._bounded import read_json_bounded
+from ..persistence.format import MAX_METADATA_BYTES, fsync_dir
 from .callbacks import optimizer_steps
-from .persistence.format import MAX_METADATA_BYTES, fsync_dir
 
 #: Largest ``checksums.json`` read: a few hundred bytes a checkpoint file.
 _MAX_CHECKSUMS_BYTES = 2**20

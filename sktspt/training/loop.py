@@ -10,7 +10,7 @@ never reads an estimator's attributes.
 
 Examples
 --------
->>> from sktspt.trainer import Trainer
+>>> from sktspt.training import Trainer
 >>> trainer = Trainer(batch_size=16, auto_steps=1000)
 >>> trainer.epochs("auto", n=36, seed=0)  # 36 series are 3 batches an epoch
 334
@@ -31,16 +31,16 @@ from skorch.dataset import ValidSplit
 from skorch.history import History
 from skorch.utils import noop
 
-from ._concurrency import settle_eval
+from .._concurrency import settle_eval
+from ..data import InputSpec
+from ..loaders import TensorBatchIterator
+from ..nn.lighthouse import Lighthouse
+from ..nn.tokenizers import STEM_REACH
+from ..precision import autocast_dtype
+from ..progress import PhaseProgress, PhaseTable
 from .callbacks import FiniteLoss, LighthouseSchedule, MemberGradientClipping
-from .data import InputSpec
-from .loaders import TensorBatchIterator
-from .nn.lighthouse import Lighthouse
-from .nn.tokenizers import STEM_REACH
-from .precision import autocast_dtype
-from .progress import PhaseProgress, PhaseTable
+from .nets import WarmupCosine, resolve_warmup
 from .resume import RESUME_CALLBACK, EpochCheckpoint, stopped_early
-from .training import WarmupCosine, resolve_warmup
 
 __all__ = ["PHASE_LABELS", "Trainer", "fused_adamw_params", "net_state", "restore_net_state"]
 

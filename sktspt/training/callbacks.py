@@ -2,10 +2,10 @@
 
 :class:`FiniteLoss` stops a diverged fit at once with advice instead of letting NaN
 weights train on silently; :class:`MemberGradientClipping` clips an ensemble's members as
-the single networks they copy would be clipped. Other callbacks live with what they serve:
-:class:`LighthouseSchedule` switches Lighthouse attention on for a phase's first steps.
-Other callbacks live with what they serve: the checkpoint that makes fits resumable with
-the rest of resuming (:mod:`sktspt.resume`) and the progress bars in :mod:`sktspt.progress`.
+the single networks they copy would be clipped; :class:`LighthouseSchedule` switches
+Lighthouse attention on for a phase's first steps. Other callbacks live with what they
+serve: the checkpoint that makes fits resumable with the rest of resuming
+(:mod:`sktspt.training.resume`) and the progress bars in :mod:`sktspt.progress`.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import torch
 from skorch.callbacks import Callback, GradientNormClipping
 from torch.nn.utils import clip_grad_norm_
 
-from .nn.ensemble import Ensemble
-from .nn.lighthouse import Lighthouse, middle_attentions, set_sparse_attention
+from ..nn.ensemble import Ensemble
+from ..nn.lighthouse import Lighthouse, middle_attentions, set_sparse_attention
 
 __all__ = ["FiniteLoss", "LighthouseSchedule", "MemberGradientClipping", "optimizer_steps"]
 
