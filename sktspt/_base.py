@@ -104,6 +104,17 @@ class SPTBase(RoutedParams, BaseEstimator):
     arguments of ``__init__`` are stored as given and interpreted in ``fit``.
     """
 
+    #: The routed settings every estimator takes (:data:`sktspt._routed.ROUTED`);
+    #: subclasses add theirs.
+    _routed = (
+        "architecture__n_heads", "architecture__dim_feedforward", "architecture__dropout",
+        "architecture__positional", "tokenizer__patch_size", "attention__levels",
+        "attention__pool", "attention__topk", "attention__recovery", "masking__ratio",
+        "masking__ratio_spread", "masking__mean_span", "masking__channels",
+        "pretrain_objective__sigreg_lambda", "schedule__steps", "schedule__warmup",
+        "optimizer__weight_decay", "device__threads", "device__precision",
+    )
+
     #: The constraint of each parameter both estimators take; subclasses merge in theirs.
     _parameter_constraints: dict = BASE_CONSTRAINTS
 

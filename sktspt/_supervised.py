@@ -83,15 +83,8 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         "warm_start": boolean,
     }
     #: The routed settings every supervised task takes (:data:`sktspt._routed.ROUTED`).
-    _routed = (
-        "architecture__n_heads", "architecture__dim_feedforward", "architecture__dropout",
-        "architecture__positional", "tokenizer__patch_size", "attention__levels",
-        "attention__pool", "attention__topk", "attention__recovery", "masking__ratio",
-        "masking__ratio_spread", "masking__mean_span", "masking__channels",
-        "pretrain_objective__sigreg_lambda", "schedule__steps", "schedule__pretrain_share",
-        "schedule__warmup", "optimizer__weight_decay", "mixup__kind", "device__threads",
-        "device__precision", "callbacks__pretrain",
-    )
+    _routed = (*SPTBase._routed, "schedule__pretrain_share", "mixup__kind",
+               "callbacks__pretrain")
     #: The options the project's evidence rejected, deprecated until 0.5.
     _deprecated = ("layer_decay", "reinit_layers", "differences", "pretrain_crops",
                    "n_estimators", "cache_features")

@@ -58,14 +58,6 @@ class SPTPretrainer(ParameterHints, EmbeddingTransformerMixin, SPTBase):
     (20, 16)
     """
 
-    _routed = (
-        "architecture__n_heads", "architecture__dim_feedforward", "architecture__dropout",
-        "architecture__positional", "tokenizer__patch_size", "attention__levels",
-        "attention__pool", "attention__topk", "attention__recovery", "masking__ratio",
-        "masking__ratio_spread", "masking__mean_span", "masking__channels",
-        "pretrain_objective__sigreg_lambda", "schedule__steps", "schedule__warmup",
-        "optimizer__weight_decay", "device__threads", "device__precision",
-    )
     #: The options the project's evidence rejected, deprecated until 0.5.
     _deprecated = ("differences", "pretrain_crops")
     _renamed = {"max_epochs": "pretrain_epochs"}  # since 0.3.0
