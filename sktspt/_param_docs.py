@@ -94,10 +94,13 @@ on fixed masks); 0 trains on all of it and keeps the last epoch."""),
     "patience": ("int or None", """
 Early-stopping patience in epochs, positive; None runs all epochs and restores the
 best."""),
-    "pretrainer": ("SPTPretrainer or None", """
-A fitted pretrainer (wrap it in ``sklearn.frozen.FrozenEstimator`` so that it
-survives ``clone``) whose encoder, normalisation and patching are used instead
-of pretraining in ``fit``. Pretraining outside cross-validation sees every fold."""),
+    "pretrainer": ("str, SPTPretrainer or None", """
+Start fine-tuning from this encoder instead of pretraining in ``fit``: the name of
+an encoder shipped with the package (``"archive"``, pretrained on the UCR archive;
+:func:`sktspt.pretrained.available`), or a fitted pretrainer (wrap it in
+``sklearn.frozen.FrozenEstimator`` so that it survives ``clone``; pretraining
+outside cross-validation sees every fold). Its encoder, normalisation and input
+handling are used."""),
     "warm_start": ("bool", """
 When True and already fitted, ``fit`` continues fine-tuning the current weights
 for ``max_epochs`` more epochs, without pretraining again. (Not in the sktime

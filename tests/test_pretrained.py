@@ -105,3 +105,27 @@ def test_spt_archive_fine_tunes_from_the_half_that_never_saw_the_dataset(encoder
                   "auto", 1, {}, n_parallel=1, threads=1)
     assert row["error"] == "" and 0 <= row["accuracy"] <= 1
     assert row["n_params"] < 20000  # the tiny encoder's network, not a default one
+
+
+def test_a_shipped_encoder_is_one_argument_away_by_its_name(encoders, tmp_path, monkeypatch):
+    import shutil
+
+    import sktspt.pretrained as hub
+    from sktspt import load
+
+    _, out = encoders
+    for suffix in (".sktspt", ".json"):
+        shutil.copy(out / f"half-A{suffix}", tmp_path / f"mine{suffix}")
+    monkeypatch.setattr(hub, "FOLDER", tmp_path)
+    X, y = np.random.default_rng(2).normal(size=(6, 1, 30)), np.arange(6) % 2
+    clf = SPTClassifier(pretrainer="mine", max_epochs=1, random_state=0).fit(X, y)
+    assert clf.encoder_kwargs_["d_model"] == 16 and clone(clf).pretrainer == "mine"
+    np.testing.assert_array_equal(  # the same start as the loaded encoder object
+        clf.predict_proba(X), SPTClassifier(pretrainer=pretrained("mine"), max_epochs=1,
+                                            random_state=0).fit(X, y).predict_proba(X))
+    clf.save(tmp_path / "clf.sktspt")  # a name is a plain value: the file needs no pickle
+    np.testing.assert_array_equal(load(tmp_path / "clf.sktspt").predict_proba(X),
+                                  clf.predict_proba(X))
+    assert SPTRegressor(pretrainer="mine", max_epochs=1).fit(X, y * 1.0).predict(X).shape == (6,)
+    with pytest.raises(ValueError, match="no pretrained encoder named 'nothing'.*available: mine"):
+        SPTClassifier(pretrainer="nothing").fit(X, y)

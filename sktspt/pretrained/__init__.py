@@ -38,8 +38,9 @@ FOLDER = Path(__file__).resolve().parent
 
 
 def available() -> list[str]:
-    """Names of the encoders shipped in this installation (``<name>.sktspt`` files)."""
-    return sorted(p.stem for p in FOLDER.glob("*.sktspt"))
+    """Names of the encoders shipped in this installation (``<name>.sktspt`` files with
+    their model card ``<name>.json``)."""
+    return sorted(p.stem for p in FOLDER.glob("*.sktspt") if p.with_suffix(".json").is_file())
 
 
 def card(name: str = "archive") -> dict:
