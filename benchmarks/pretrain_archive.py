@@ -5,7 +5,8 @@ fitted, labels unused, on the union of the *training* splits of the archive fold
 problems (no test split is read): all of them, or one half (``--half A`` / ``--half B``:
 the problems in name order, alternately), so that an encoder can be judged on the half it
 never saw. Every series is standardised on its own (``normalize="instance"``: the corpus
-mixes scales), its length kept (15 to 2,709 steps in the UCR 2018 folder).
+mixes scales) and resampled to 256 steps (``tokenizer__length``; the UCR 2018 folder's
+lengths run from 15 to 2,709), so any length makes the same 32 tokens.
 
 Writes the saved pretrainer (``--output``, e.g. ``sktspt/pretrained/archive.sktspt``) and,
 beside it, its model card ``<stem>.json`` and ``<stem>.md`` (data, objective, steps, size,

@@ -247,10 +247,15 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         Where both phases are ``"auto"`` and this fit pretrains, they split
         ``2 * schedule__steps`` by ``schedule__pretrain_share``: equal total steps to the
         from-scratch control (``pretrain_epochs=0``, ``schedule__steps`` doubled) whatever
-        the split.
+        the split. Fine-tuning from a shipped encoder (``pretrainer="archive"``) aims at
+        :data:`sktspt.pretrained.FINETUNE_STEPS` unless ``schedule__steps`` is given.
         """
         s = self._settings()
         steps, share = s["schedule__steps"], s["schedule__pretrain_share"]
+        if isinstance(self.pretrainer, str) and "schedule__steps" not in self._values:
+            from .pretrained import FINETUNE_STEPS  # a shipped encoder's start is good
+
+            return FINETUNE_STEPS
         both = self.pretrain_epochs == "auto" and self.max_epochs == "auto"
         if not both or self.pretrainer is not None:
             return steps

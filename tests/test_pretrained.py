@@ -105,6 +105,10 @@ def test_spt_archive_fine_tunes_from_the_half_that_never_saw_the_dataset(encoder
                   "auto", 1, {}, n_parallel=1, threads=1)
     assert row["error"] == "" and 0 <= row["accuracy"] <= 1
     assert row["n_params"] < 20000  # the tiny encoder's network, not a default one
+    row = run_job(Job("Cc", "scratch-archive", 0, None, data_dir=str(data)),
+                  MODELS["scratch-archive"], "auto", 1, {"schedule__steps": 3}, n_parallel=1,
+                  threads=1)
+    assert row["error"] == "" and row["pretrain_epochs"] == 0  # same input handling, no start
 
 
 def test_a_shipped_encoder_is_one_argument_away_by_its_name(encoders, tmp_path, monkeypatch):
@@ -127,5 +131,9 @@ def test_a_shipped_encoder_is_one_argument_away_by_its_name(encoders, tmp_path, 
     np.testing.assert_array_equal(load(tmp_path / "clf.sktspt").predict_proba(X),
                                   clf.predict_proba(X))
     assert SPTRegressor(pretrainer="mine", max_epochs=1).fit(X, y * 1.0).predict(X).shape == (6,)
+    from sktspt.pretrained import FINETUNE_STEPS  # a shipped start's budget, unless given
+
+    assert SPTClassifier(pretrainer="mine")._auto_budget("finetune") == FINETUNE_STEPS
+    assert SPTClassifier(pretrainer="mine", schedule__steps=7)._auto_budget("finetune") == 7
     with pytest.raises(ValueError, match="no pretrained encoder named 'nothing'.*available: mine"):
         SPTClassifier(pretrainer="nothing").fit(X, y)

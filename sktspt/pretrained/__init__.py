@@ -31,10 +31,15 @@ import json
 import os
 from pathlib import Path
 
-__all__ = ["available", "pretrained", "card"]
+__all__ = ["FINETUNE_STEPS", "available", "pretrained", "card"]
 
 #: The folder the shipped encoders lie in (this package's own).
 FOLDER = Path(__file__).resolve().parent
+
+#: Optimizer steps that ``"auto"`` fine-tuning from a shipped encoder aims at (by name,
+#: ``pretrainer="archive"``), unless ``schedule__steps`` is given; chosen on training
+#: splits by ``benchmarks/archive_budget.py`` (``docs/pretrained.md``).
+FINETUNE_STEPS = 300
 
 
 def available() -> list[str]:
