@@ -435,7 +435,7 @@ def report(speed_rows, blocks, sweep, pre, cls, command: str, minutes: float) ->
         "with the default `patch_size=\"auto\"` (about 32 tokens) it is slower than dense "
         "and, with every window refined, attends like dense anyway.",
         "- `depth >= 3` is required: the first and last layers always stay dense.",
-        "- Early stopping (`patience`) can end a phase before its recovery steps; the "
+        "- Early stopping (`schedule__patience`) can end a phase before its recovery steps; the "
         "recovery is planned on the phase's scheduled steps.",
         "- The benchmark has it as the model `spt-lighthouse` "
         "(`python -m sktspt.benchmark --models spt-span spt-lighthouse ...`, both with "

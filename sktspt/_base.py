@@ -16,7 +16,14 @@ from sklearn.utils.validation import check_is_fitted
 from skorch.net import NeuralNet
 
 from ._concurrency import THREADS, choose_threads, settle_eval, step_macs
-from ._params import ARCHITECTURE, BASE_CONSTRAINTS, lighthouse, resolve_device, validate
+from ._params import (
+    ARCHITECTURE,
+    BASE_CONSTRAINTS,
+    DEPRECATED,
+    lighthouse,
+    resolve_device,
+    validate,
+)
 from ._routed import DEPRECATED_OPTIONS, ENCODER_FIELDS, RENAMED, ROUTED, RoutedParams
 from .augment import Augmentation
 from .claim import RunLock, fit_fingerprint, open_run
@@ -66,8 +73,8 @@ def all_or_nothing(method):
 
     Fit builds its fitted state on the estimator as it goes; on any exception (a
     validation error, a failure during training, an interrupt) every attribute is put
-    back as it was (the previous fitted state, or none) and ``checkpoint_dir`` is
-    released. The folder's lock is released on every exit path.
+    back as it was (the previous fitted state, or none) and ``callbacks__checkpoint_dir``
+    is released. The folder's lock is released on every exit path.
     """
 
     @wraps(method)
@@ -92,6 +99,12 @@ def _with_matmul_precision(self, method, args, kwargs):
         return method(self, *args, **kwargs)
 
 
+def _unset(value, default) -> bool:
+    """Whether an old pickle's deprecated option was left unset (its default, or the
+    ``"deprecated"`` placeholder of earlier releases)."""
+    return isinstance(value, str) and value == DEPRECATED or value == default
+
+
 def _architecture(encoder_kwargs: dict) -> dict:
     """The network part of ``encoder_kwargs`` (files of sktspt 0.1.0 lack ``tokenizer``)."""
     return {k: encoder_kwargs[k] for k in ARCHITECTURE if k in encoder_kwargs}
@@ -113,7 +126,8 @@ class SPTBase(RoutedParams, BaseEstimator):
         "attention__pool", "attention__topk", "attention__recovery", "masking__ratio",
         "masking__ratio_spread", "masking__mean_span", "masking__channels",
         "pretrain_objective__sigreg_lambda", "schedule__steps", "schedule__warmup",
-        "optimizer__weight_decay", "device__threads", "device__precision",
+        "schedule__patience", "optimizer__weight_decay", "device__threads",
+        "device__precision", "callbacks__checkpoint_dir",
     )
 
     #: The constraint of each parameter both estimators take; subclasses merge in theirs.
@@ -188,16 +202,21 @@ class SPTBase(RoutedParams, BaseEstimator):
             )
             kwargs = state.pop("encoder_kwargs_")
             state["_architecture"] = _architecture(kwargs)
-        # Pickles from before 0.4.0 hold flat parameters: the routed ones under their new
-        # names (where not at their default, as if given), deprecated options only if set.
+        # Pickles from before 0.4.0 hold flat parameters: the routed ones become settings
+        # under their new names (where not at their default, as if given), deprecated
+        # options only if set.
+        values = dict(state.get("_routed_values", {}))
         for old, new in RENAMED.items():
-            if old in state and new not in state:
+            if old in state:
                 value = state.pop(old)
-                if new in self._routed and value != ROUTED[new].default:
-                    state[new] = value
+                if new in self._routed and new not in values and value != ROUTED[new].default:
+                    values[new] = value
         for name, option in DEPRECATED_OPTIONS.items():
-            if name in state and (name not in self._deprecated or state[name] == option.default):
-                del state[name]
+            if name in state:
+                value = state.pop(name)
+                if name in self._deprecated and not _unset(value, option.default):
+                    values.setdefault(name, value)
+        state["_routed_values"] = values
         super().__setstate__(state)
 
     def _restore(self, spec: InputSpec, encoder_kwargs: dict, *, check: bool = True) -> NeuralNet:
@@ -250,7 +269,8 @@ class SPTBase(RoutedParams, BaseEstimator):
         (``SEEDED_LOCK``), so that fits in threads equal serial ones and the caller's
         state is restored intact. With ``threads`` the section holds the fit's torch
         thread count (:meth:`_thread_count`); building a net whose weights are then
-        loaded does not need one. Leaving the section also releases ``checkpoint_dir``.
+        loaded does not need one. Leaving the section also releases
+        ``callbacks__checkpoint_dir``.
         """
         try:
             with THREADS.hold(self._thread_count() if threads else None), SEEDED_LOCK, \
@@ -299,15 +319,15 @@ class SPTBase(RoutedParams, BaseEstimator):
             lr=s["lr"], weight_decay=s["optimizer__weight_decay"], batch_size=s["batch_size"],
             warmup=s["schedule__warmup"], auto_steps=s["schedule__steps"],
             auto_min_batches=self._auto_min_batches,
-            validation_fraction=s["validation_fraction"], patience=s["patience"],
+            validation_fraction=s["validation_fraction"], patience=s["schedule__patience"],
             verbose=s["verbose"], device=resolve_device(s["device"]),
-            precision=s["device__precision"], checkpoint_dir=s["checkpoint_dir"],
+            precision=s["device__precision"], checkpoint_dir=s["callbacks__checkpoint_dir"],
             lighthouse=lighthouse(s), lighthouse_recovery=float(s["attention__recovery"]),
             input_spec=self.__dict__.get("input_spec_"), owner=type(self).__name__,
         )
 
     def _resume_seed(self, seed: int, *arrays) -> int:
-        """With ``checkpoint_dir``: claim it for this fit and return the seed to use.
+        """With ``callbacks__checkpoint_dir``: claim it for this fit and return the seed to use.
 
         Takes an exclusive lock on the folder (held until the seeded section of the fit
         ends) and checks the fingerprint of everything that shapes the result (parameters,
@@ -315,7 +335,7 @@ class SPTBase(RoutedParams, BaseEstimator):
         fit that wrote it.
         """
         self._release_run()
-        directory = self.checkpoint_dir
+        directory = self._settings()["callbacks__checkpoint_dir"]
         if directory is None:
             return seed
         arrays = [a if a is None or isinstance(a, np.ndarray) else check_panel(a)[0]

@@ -91,9 +91,6 @@ kind of mix suits the training series, else 0 (``mixup_``;
 Part of the training data held out, in ``[0, 1)`` (stratified by class when
 fine-tuning), to pick the best epoch in each phase (pretraining by reconstruction loss
 on fixed masks); 0 trains on all of it and keeps the last epoch."""),
-    "patience": ("int or None", """
-Early-stopping patience in epochs, positive; None runs all epochs and restores the
-best."""),
     "pretrainer": ("str, SPTPretrainer or None", """
 Start fine-tuning from this encoder instead of pretraining in ``fit``: the name of
 an encoder shipped with the package (``"archive"``, pretrained on the UCR archive;
@@ -113,14 +110,6 @@ Seeds weights, masks, shuffling and validation splits."""),
 0 (False): silent. 1 (True): a progress bar per phase ("pretraining", "fine-tuning")
 with the losses and the time left. 2: skorch's table of every epoch, headed by the
 phase."""),
-    "checkpoint_dir": ("str, path or None", """
-Folder for resumable checkpoints (one per epoch, in each phase). When set, a
-``fit`` that was interrupted (Ctrl-C, a killed process) resumes from its last
-checkpoint when called again with the same data and parameters, losing at most the
-epoch in progress; a finished fit is reloaded, not retrained. Use one folder per
-fit: a folder written by a different fit raises ``ValueError`` (so leave it None
-under sktime's ``evaluate`` and benchmarks, which fit clones repeatedly). None
-writes nothing."""),
     "class_weight": ('None, "balanced" or dict', """
 Weights of the classes in the fine-tuning loss, for imbalanced data: a dict
 ``{label: weight}`` (missing labels weigh 1), or ``"balanced"`` for

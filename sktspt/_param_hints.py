@@ -35,7 +35,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(("patch_len", "patch_length", "stride"), ("tokenizer__patch_size",)),
     **dict.fromkeys(("gpu", "cuda", "use_gpu"), ("device",)),
     **dict.fromkeys(("early_stopping", "early_stopping_patience", "n_iter_no_change"),
-                    ("patience",)),
+                    ("schedule__patience",)),
     **dict.fromkeys(("n_members", "ensemble_size", "n_models"), ("n_estimators",)),
     **dict.fromkeys(("mask_rate", "masking_ratio", "mask_prob"), ("masking__ratio",)),
     **dict.fromkeys(("validation_split", "val_fraction", "val_size", "validation_size"),
@@ -45,7 +45,8 @@ ALIASES: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(("positional_encoding", "pos_encoding"), ("architecture__positional",)),
     **dict.fromkeys(("normalization", "normalise", "scale", "scaling"), ("normalize",)),
     **dict.fromkeys(("dtype", "amp", "mixed_precision"), ("device__precision",)),
-    **dict.fromkeys(("checkpoint", "checkpoint_path", "output_dir"), ("checkpoint_dir",)),
+    **dict.fromkeys(("checkpoint", "checkpoint_path", "output_dir", "dirname"),
+                    ("callbacks__checkpoint_dir",)),
 }
 
 

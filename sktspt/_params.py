@@ -225,7 +225,8 @@ def n_threads(name: str, value) -> None:
                          f"{MAX_THREADS}, got {show(value)}.")
 
 
-def _path_or_none(name: str, value) -> None:
+def path_or_none(name: str, value) -> None:
+    """None or a path (``str`` or ``os.PathLike``)."""
     if value is not None and not isinstance(value, str | os.PathLike):
         raise TypeError(f"{name} must be None or a path, got {type(value).__name__}.")
 
@@ -337,13 +338,11 @@ BASE_CONSTRAINTS: dict[str, Callable[[str, Any], None]] = {
     "batch_size": Integer(1),
     "augment": _augment,
     "validation_fraction": Number(lambda v: 0 <= v < 1, "a number in [0, 1)"),
-    "patience": Integer(1, none=True),
     "callbacks": callbacks_or_none,
     # running
     "device": _device,
     "random_state": random_state,
     "verbose": verbosity,
-    "checkpoint_dir": _path_or_none,
 }
 
 

@@ -34,6 +34,7 @@ from ._params import (
     callbacks_or_none,
     channels,
     n_threads,
+    path_or_none,
     precision,
 )
 from ._params import (
@@ -66,13 +67,13 @@ GROUPS: dict[str, str] = {
     "attention": "Lighthouse sparse attention (``attention=\"lighthouse\"``)",
     "masking": "what pretraining hides",
     "pretrain_objective": "the SIGReg term of ``\"lejepa\"`` and ``\"masked+sigreg\"``",
-    "schedule": "training length and the learning-rate schedule",
+    "schedule": "training length, early stopping and the learning-rate schedule",
     "optimizer": "AdamW (skorch's ``optimizer__`` convention)",
     "criterion": "the fine-tuning loss",
     "mixup": "how mixup mixes",
     "early_exit": "LEAP's exit-aware loss and exit rule",
     "device": "threads and numeric precision",
-    "callbacks": "skorch callbacks of pretraining",
+    "callbacks": "skorch callbacks of pretraining, and checkpoints",
 }
 
 _S = Setting
@@ -146,6 +147,11 @@ steps by default. Unused where either phase has a fixed epoch count or a fitted
 Linear learning-rate warm-up at the start of each phase, as a fraction of the phase's
 optimizer steps in ``[0, 1)``; the cosine decay follows. ``"auto"``: a tenth of the
 steps, at most 100.""", "warmup"),
+    "schedule__patience": _S(None, Integer(1, none=True), "int or None", """
+Early-stopping patience in epochs, positive: a phase stops once its validation loss has
+not improved for this many epochs, and the best epoch is restored. Only used where
+``validation_fraction`` holds data out; None runs all epochs and restores the best.""",
+                             "patience"),
     "optimizer__weight_decay": _S(0.01, Number(lambda v: 0 <= v < math.inf,
                                                "a non-negative number"), "float",
                                   "AdamW weight decay, ``>= 0``.", "weight_decay"),
@@ -188,6 +194,14 @@ current value, and falls back to float32 where the device cannot run it.""", "pr
     "callbacks__pretrain": _S(None, callbacks_or_none, "list or None", """
 Extra skorch callbacks for pretraining (``callbacks`` act on fine-tuning only).""",
                               "pretrain_callbacks"),
+    "callbacks__checkpoint_dir": _S(None, path_or_none, "str, path or None", """
+Folder for resumable checkpoints (one per epoch, in each phase), as skorch's
+``Checkpoint(dirname=...)``. When set, a ``fit`` that was interrupted (Ctrl-C, a
+killed process) resumes from its last checkpoint when called again with the same data
+and parameters, losing at most the epoch in progress; a finished fit is reloaded, not
+retrained. Use one folder per fit: a folder written by a different fit raises
+``ValueError`` (so leave it None under sktime's ``evaluate`` and benchmarks, which fit
+clones repeatedly). None writes nothing.""", "checkpoint_dir"),
 }
 
 #: Options the project's evidence rejected: accepted with a ``FutureWarning`` in 0.4,

@@ -132,13 +132,11 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
         early_exit=None,
         pretrainer=None,
         validation_fraction=0.0,
-        patience=None,
         callbacks=None,
         random_state=None,
         device="cpu",
         verbose=0,
         warm_start=False,
-        checkpoint_dir=None,
         **kwargs,
     ) -> None:
         self.depth = depth
@@ -159,13 +157,11 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
         self.early_exit = early_exit
         self.pretrainer = pretrainer
         self.validation_fraction = validation_fraction
-        self.patience = patience
         self.callbacks = callbacks
         self.random_state = random_state
         self.device = device
         self.verbose = verbose
         self.warm_start = warm_start
-        self.checkpoint_dir = checkpoint_dir
         self._set_routed(kwargs)
 
     # --- fit (the two phases: SupervisedSPT.fit) ---------------------------------------

@@ -78,12 +78,10 @@ class SPTPretrainer(ParameterHints, EmbeddingTransformerMixin, SPTBase):
         batch_size=16,
         augment="auto",
         validation_fraction=0.0,
-        patience=None,
         callbacks=None,
         random_state=None,
         device="cpu",
         verbose=0,
-        checkpoint_dir=None,
         **kwargs,
     ) -> None:
         self.depth = depth
@@ -99,12 +97,10 @@ class SPTPretrainer(ParameterHints, EmbeddingTransformerMixin, SPTBase):
         self.batch_size = batch_size
         self.augment = augment
         self.validation_fraction = validation_fraction
-        self.patience = patience
         self.callbacks = callbacks
         self.random_state = random_state
         self.device = device
         self.verbose = verbose
-        self.checkpoint_dir = checkpoint_dir
         self._set_routed(kwargs)
 
     @with_threads

@@ -152,13 +152,11 @@ class SPTRegressor(ParameterHints, RegressorMixin, SupervisedSPT):
         mixup="auto",
         pretrainer=None,
         validation_fraction=0.0,
-        patience=None,
         callbacks=None,
         random_state=None,
         device="cpu",
         verbose=0,
         warm_start=False,
-        checkpoint_dir=None,
         **kwargs,
     ):
         """Store the parameters as given; see :class:`SPTRegressor`."""
@@ -179,13 +177,11 @@ class SPTRegressor(ParameterHints, RegressorMixin, SupervisedSPT):
         self.mixup = mixup
         self.pretrainer = pretrainer
         self.validation_fraction = validation_fraction
-        self.patience = patience
         self.callbacks = callbacks
         self.random_state = random_state
         self.device = device
         self.verbose = verbose
         self.warm_start = warm_start
-        self.checkpoint_dir = checkpoint_dir
         self._set_routed(kwargs)
 
     # --- fit (the two phases: SupervisedSPT.fit) ---------------------------------------

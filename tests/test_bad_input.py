@@ -263,7 +263,7 @@ def test_bad_fit_input_has_a_clear_message(case):
 BAD_PARAMS = {
     "depth": -1, "lr": "fast", "optimizer__weight_decay": -1.0, "architecture__dropout": 1.5,
         "max_epochs": 2.5,
-    "pretrain_epochs": -1, "patience": 0, "criterion__label_smoothing": 2.0,
+    "pretrain_epochs": -1, "schedule__patience": 0, "criterion__label_smoothing": 2.0,
         "masking__mean_span": 0,
     "batch_size": 0, "masking__ratio": 1.0, "masking": "nope", "architecture__positional": "nope",
     "normalize": "nope", "tokenizer__patch_size": 0, "validation_fraction": 1.0, "device": "gpu9",

@@ -247,7 +247,7 @@ def test_an_extra_archive_member_is_refused(model_file, tmp_path):
 
 def test_a_reused_checkpoint_dir_with_flipped_labels_names_the_labels(data, tmp_path):
     X, y = data
-    params = dict(pretrain_epochs=1, max_epochs=1, checkpoint_dir=tmp_path, **TINY)
+    params = dict(pretrain_epochs=1, max_epochs=1, callbacks__checkpoint_dir=tmp_path, **TINY)
     SPTClassifier(**params).fit(X, y)
     with pytest.raises(ValueError, match=r"differs in: labels\)"):
         SPTClassifier(**params).fit(X, 1 - y)

@@ -82,11 +82,13 @@ class Trainer:
         auto_min_batches: batches an epoch of an ``"auto"`` phase counts as at least, so a
             small training set runs at most ``steps / auto_min_batches`` epochs.
         validation_fraction: share of the training data held out for best-epoch choice.
-        patience: early-stopping patience in epochs; None restores the best epoch only.
+        patience: early-stopping patience in epochs (``schedule__patience``); None restores
+            the best epoch only.
         verbose: 0 silent, 1 a progress bar per phase, 2 skorch's epoch table.
         device: torch device the nets train on (resolved, never ``"auto"``).
         precision: the estimator's ``precision`` (see :mod:`sktspt.precision`).
-        checkpoint_dir: folder of the phases' checkpoints, or None.
+        checkpoint_dir: folder of the phases' checkpoints (``callbacks__checkpoint_dir``),
+            or None.
         lighthouse: Lighthouse settings for sparse attention in training, or None.
         lighthouse_recovery: share of a phase's last steps trained dense again.
         input_spec: what fit learned about the input (batches of unequal-length series
@@ -277,11 +279,12 @@ class Trainer:
             )
             if checkpoint is None:
                 raise KeyboardInterrupt(
-                    f"{where} Set checkpoint_dir to be able to resume an interrupted fit."
+                    f"{where} Set callbacks__checkpoint_dir to be able to resume an interrupted "
+                    "fit."
                 )
             raise KeyboardInterrupt(
-                f"{where} Call fit again with checkpoint_dir={self.checkpoint_dir!r} to "
-                f"resume from epoch {checkpoint.epochs_done()}."
+                f"{where} Call fit again with callbacks__checkpoint_dir="
+                f"{self.checkpoint_dir!r} to resume from epoch {checkpoint.epochs_done()}."
             )
         if checkpoint is not None:
             checkpoint.finish(net)
