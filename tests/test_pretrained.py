@@ -137,3 +137,5 @@ def test_a_shipped_encoder_is_one_argument_away_by_its_name(encoders, tmp_path, 
     assert SPTClassifier(pretrainer="mine", schedule__steps=7)._auto_budget("finetune") == 7
     with pytest.raises(ValueError, match="no pretrained encoder named 'nothing'.*available: mine"):
         SPTClassifier(pretrainer="nothing").fit(X, y)
+    with pytest.raises(ValueError, match=r"named .pre.pkl.*FrozenEstimator\(sktspt.load"):
+        SPTClassifier(pretrainer="pre.pkl").fit(X, y)  # a path is not a name: say how

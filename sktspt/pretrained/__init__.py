@@ -59,11 +59,14 @@ def card(name: str = "archive") -> dict:
 
 def _unknown(name: str) -> str:
     have = available()
+    path_hint = ("" if not (Path(name).suffix or os.sep in name) else
+                 " To start from a saved file, pass the fitted pretrainer itself: "
+                 "pretrainer=FrozenEstimator(sktspt.load(path)) (joblib.load for a pickle).")
     return (f"no pretrained encoder named {name!r} in {FOLDER}; "
             + (f"available: {', '.join(have)}." if have else
                "none is shipped in this installation yet: build one with "
                "`python benchmarks/pretrain_archive.py --data-dir <UCR 2018 archive> "
-               "--output sktspt/pretrained/archive.sktspt` from a clone."))
+               "--output sktspt/pretrained/archive.sktspt` from a clone.") + path_hint)
 
 
 def sha256(path: str | os.PathLike) -> str:
