@@ -383,9 +383,12 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         self._architecture = _architecture(pre.encoder_kwargs_)
         X, info = check_panel(X)
         if info.n_channels != self.n_channels_:
+            shipped = (f" The shipped encoder {self.pretrainer!r} was pretrained on univariate "
+                       "series: fit one model per channel, or pretrain an SPTPretrainer on "
+                       "these series." if isinstance(self.pretrainer, str) else "")
             raise ValueError(
                 f"X has {info.n_channels} channels, but the pretrainer was fitted on "
-                f"{self.n_channels_} channels."
+                f"{self.n_channels_} channels.{shipped}"
             )
         # X must be input the pretrainer's network takes (its length, for an equal-length
         # pretrainer; within its learned positions), or predict would refuse the very

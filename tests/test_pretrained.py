@@ -139,3 +139,24 @@ def test_a_shipped_encoder_is_one_argument_away_by_its_name(encoders, tmp_path, 
         SPTClassifier(pretrainer="nothing").fit(X, y)
     with pytest.raises(ValueError, match=r"named .pre.pkl.*FrozenEstimator\(sktspt.load"):
         SPTClassifier(pretrainer="pre.pkl").fit(X, y)  # a path is not a name: say how
+
+
+
+def test_the_shipped_archive_encoder_is_checked_and_one_argument_away():
+    from sktime.datasets import load_gunpoint
+
+    from sktspt.pretrained import available
+
+    assert "archive" in available()
+    info = card("archive")
+    assert info["data"]["series"] == 47700 and len(info["data"]["datasets"]) == 93
+    assert info["settings"]["tokenizer__length"] == 256
+    assert info["data"]["splits"] == "training only"
+    encoder = pretrained("archive")  # its SHA-256 checked against the card
+    X, y = load_gunpoint(split="train", return_X_y=True, return_type="numpy3D")
+    Z = encoder.transform(X[:10, :, :77])  # any length, no fitting
+    assert Z.shape == (10, info["architecture"]["d_model"]) and np.isfinite(Z).all()
+    clf = SPTClassifier(pretrainer="archive", schedule__steps=4, random_state=0).fit(X[:20], y[:20])
+    assert clf.max_tokens_ == 32 and clf.predict(X[20:30]).shape == (10,)
+    with pytest.raises(ValueError, match="2 channels.*shipped encoder 'archive'.*univariate"):
+        SPTClassifier(pretrainer="archive").fit(np.zeros((4, 2, 30)), [0, 1, 0, 1])
