@@ -109,6 +109,9 @@ def test_spt_archive_fine_tunes_from_the_half_that_never_saw_the_dataset(encoder
                   MODELS["scratch-archive"], "auto", 1, {"schedule__steps": 3}, n_parallel=1,
                   threads=1)
     assert row["error"] == "" and row["pretrain_epochs"] == 0  # same input handling, no start
+    row = run_job(Job("Cc", "archive-probe", 0, None, data_dir=str(data)),
+                  MODELS["archive-probe"], "auto", 1, {}, n_parallel=1, threads=1)
+    assert row["error"] == "" and 0 <= row["accuracy"] <= 1  # embeddings and a ridge only
 
 
 def test_a_shipped_encoder_is_one_argument_away_by_its_name(encoders, tmp_path, monkeypatch):

@@ -255,6 +255,17 @@ def _scratch_archive(cfg: RunConfig):
                 **{**handling, "schedule__steps": _archive_steps(cfg)})
 
 
+def _archive_probe(cfg: RunConfig):
+    """The pretrained encoder's embeddings alone (nothing fine-tuned), standardised, then
+    the ridge of ``minirocket`` (:class:`~sktspt.benchmark.labels.PretrainedProbe`)."""
+    from ..pretrained import pretrained
+    from .labels import PretrainedProbe
+
+    folder = os.environ.get(ENCODERS_ENV)
+    return PretrainedProbe(pretrained(path=half_encoder(cfg.data.name, folder) if folder
+                                      else None))
+
+
 def _twt(cfg: RunConfig):
     """SPT fitted, then its redundant layers fused (``sktspt.compress``, default tolerance)."""
     from ..compress import FusedClassifier
@@ -317,6 +328,7 @@ MODELS: dict[str, ModelSpec] = {
     # the archive that did not see the dataset ($SKTSPT_ENCODERS).
     "spt-archive": ModelSpec(_archive, univariate_only=True, unlabelled=False),
     "scratch-archive": ModelSpec(_scratch_archive, univariate_only=True, unlabelled=False),
+    "archive-probe": ModelSpec(_archive_probe, univariate_only=True, unlabelled=False),
     "spt-probe": ModelSpec(_probe),
     # ... and self-training on the unlabelled series (``self_training=0.75``, the peer's
     # threshold), with and without pretraining: what pretraining adds once both use them.
