@@ -5,7 +5,8 @@ fitted, labels unused, on the union of the *training* splits of the archive fold
 problems (no test split is read): all of them, or one half (``--half A`` / ``--half B``:
 the problems in name order, alternately), so that an encoder can be judged on the half it
 never saw. Every series is standardised on its own (``normalize="instance"``: the corpus
-mixes scales), its length kept (15 to 2,709 steps in the UCR 2018 folder).
+mixes scales) and resampled to 256 steps (``tokenizer__length``; the UCR 2018 folder's
+lengths run from 15 to 2,709), so any length makes the same 32 tokens.
 
 Writes the saved pretrainer (``--output``, e.g. ``sktspt/pretrained/archive.sktspt``) and,
 beside it, its model card ``<stem>.json`` and ``<stem>.md`` (data, objective, steps, size,
@@ -31,6 +32,11 @@ from pathlib import Path
 SETTINGS = {
     "normalize": "instance",  # the corpus mixes raw and z-normalised series
     "augment": False,  # no rolls: the corpus is varied enough, and rolls cost a pass each
+    # Every series resampled to 256 steps, 8 per token (32 tokens, as "auto" patches give
+    # a task's series): the tokens do not depend on a patch size fitted to one dataset, and
+    # the rocket tokenizer's thresholds are the corpus's, not one dataset's.
+    "tokenizer__length": 256,
+    "batch_size": 32,
 }
 
 LICENCE = ("UCR Time Series Classification Archive (2018): free for research use; cite Dau "
@@ -70,7 +76,7 @@ def build(data_dir: str, half: str, output: Path, steps: int, seed: int, params:
                  "half": half, "datasets": names, "series": len(series),
                  "lengths": [lengths[0], lengths[len(lengths) // 2], lengths[-1]]},
         "objective": f"masked reconstruction ({encoder.masking} masking, mask ratio "
-                     f"{encoder.mask_ratio} ± {encoder.mask_ratio_spread})",
+                     f"{encoder.masking__ratio} ± {encoder.masking__ratio_spread})",
         "settings": {k: v for k, v in encoder.get_params(deep=False).items()
                      if k in settings},
         "architecture": dict(encoder.encoder_kwargs_),

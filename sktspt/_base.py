@@ -121,7 +121,8 @@ class SPTBase(RoutedParams, BaseEstimator):
     #: subclasses add theirs.
     _routed = (
         "architecture__n_heads", "architecture__dim_feedforward", "architecture__dropout",
-        "architecture__positional", "tokenizer__patch_size", "attention__levels",
+        "architecture__positional", "tokenizer__patch_size", "tokenizer__length",
+        "attention__levels",
         "attention__pool", "attention__topk", "attention__recovery", "masking__ratio",
         "masking__ratio_spread", "masking__mean_span", "masking__channels",
         "pretrain_objective__sigreg_lambda", "schedule__steps", "schedule__warmup",
@@ -167,7 +168,8 @@ class SPTBase(RoutedParams, BaseEstimator):
         elif hasattr(self, "n_features_in_"):
             del self.n_features_in_
         s = self._settings()
-        self.input_spec_ = InputSpec.learn(X, info, s["tokenizer__patch_size"], s["normalize"])
+        self.input_spec_ = InputSpec.learn(X, info, s["tokenizer__patch_size"], s["normalize"],
+                                          s["tokenizer__length"])
         self._architecture = {field: s[source] for field, source in ENCODER_FIELDS.items()}
         self._mask_channels()
         return X, info

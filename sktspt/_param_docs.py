@@ -91,10 +91,13 @@ kind of mix suits the training series, else 0 (``mixup_``;
 Part of the training data held out, in ``[0, 1)`` (stratified by class when
 fine-tuning), to pick the best epoch in each phase (pretraining by reconstruction loss
 on fixed masks); 0 trains on all of it and keeps the last epoch."""),
-    "pretrainer": ("SPTPretrainer or None", """
-A fitted pretrainer (wrap it in ``sklearn.frozen.FrozenEstimator`` so that it
-survives ``clone``) whose encoder, normalisation and patching are used instead
-of pretraining in ``fit``. Pretraining outside cross-validation sees every fold."""),
+    "pretrainer": ("str, SPTPretrainer or None", """
+Start fine-tuning from this encoder instead of pretraining in ``fit``: the name of
+an encoder shipped with the package (``"archive"``, pretrained on the UCR archive;
+:func:`sktspt.pretrained.available`), or a fitted pretrainer (wrap it in
+``sklearn.frozen.FrozenEstimator`` so that it survives ``clone``; pretraining
+outside cross-validation sees every fold). Its encoder, normalisation and input
+handling are used."""),
     "warm_start": ("bool", """
 When True and already fitted, ``fit`` continues fine-tuning the current weights
 for ``max_epochs`` more epochs, without pretraining again. (Not in the sktime

@@ -250,12 +250,14 @@ def callbacks_or_none(name: str, value) -> None:
 
 
 def estimator_or_none(name: str, value) -> None:
-    """None, or an estimator (it has ``fit`` and ``get_params``); fitted is checked in fit."""
-    if value is not None and not (
+    """None, the name of a shipped encoder, or an estimator (it has ``fit`` and
+    ``get_params``); fitted, or shipped, is checked in fit."""
+    if value is not None and not isinstance(value, str) and not (
         callable(getattr(value, "fit", None)) and callable(getattr(value, "get_params", None))
     ):
         raise TypeError(
-            f"{name} must be None or a fitted SPTPretrainer (or SPTClassifier), possibly in "
+            f"{name} must be None, the name of a shipped encoder (sktspt.pretrained."
+            "available()), or a fitted SPTPretrainer (or SPTClassifier), possibly in "
             f"sklearn.frozen.FrozenEstimator, got {type(value).__name__}."
         )
 

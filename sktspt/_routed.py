@@ -94,6 +94,11 @@ Positional encoding. ``rotary`` and ``alibi`` are relative (locality priors)."""
 Time steps per token (all channels of a patch form one token). ``"auto"``
 keeps about 32 tokens per series, so long series stay cheap: 32 for the
 median series of an unequal-length panel (at most 256 for its longest).""", "patch_size"),
+    "tokenizer__length": _S(None, Integer(2, none=True, what="None or an integer >= 2"),
+                            "int or None", """
+Resample every series (its observed part, in fit and after) to this many steps
+before tokenizing, so series of any length make the same tokens: what an encoder
+pretrained on a corpus of varied lengths needs. None keeps each series' length.""", None),
     "attention__levels": _S(3, Integer(1, what="an integer >= 1"), "int", """
 Levels of the Lighthouse pyramid, ``>= 1`` (level ``l`` pools ``attention__pool**l``
 tokens); 1 is exactly dense attention.""", "lighthouse_levels"),

@@ -54,7 +54,8 @@ _LAYER_KEY = re.compile(r"(?:^|\.)layers\.(\d+)\.")
 #: handling).
 _PRETRAINER_PARAMS = (
     "depth", "d_model", "architecture__n_heads", "architecture__dim_feedforward",
-    "tokenizer__patch_size", "tokenizer", "differences", "architecture__positional",
+    "tokenizer__patch_size", "tokenizer__length", "tokenizer", "differences",
+    "architecture__positional",
     "architecture", "normalize",
 )
 
@@ -152,8 +153,9 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         s = self._settings()
         if self.warm_start and hasattr(self, "net_"):
             return self._continue(X, y, sample_weight)
-        if self.pretrainer is not None:
-            X = self._adopt_pretrainer(X)
+        pre = self._fitted_pretrainer()
+        if pre is not None:
+            X = self._adopt_pretrainer(X, pre)
         else:
             X, _ = self._fit_input(X)
         y_enc = self._fit_targets(y, len(X))
@@ -179,11 +181,11 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
             encoder_state = None
             self.pretrain_history_ = None
             self.pretrain_epochs_ = 0
-            if self.pretrainer is not None:
-                encoder_state = self.pretrainer.encoder_.state_dict()
+            if pre is not None:
+                encoder_state = pre.encoder_.state_dict()
                 if self._n_members() > 1:  # every member starts from the pretrained encoder
                     encoder_state = torch.nn.ModuleList(
-                        [self.pretrainer.encoder_] * self._n_members()
+                        [pre.encoder_] * self._n_members()
                     ).state_dict()
             elif self.pretrain_epochs != 0:
                 pre_X = Xp if U is None else stack_panels(Xp, U)
@@ -245,10 +247,15 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         Where both phases are ``"auto"`` and this fit pretrains, they split
         ``2 * schedule__steps`` by ``schedule__pretrain_share``: equal total steps to the
         from-scratch control (``pretrain_epochs=0``, ``schedule__steps`` doubled) whatever
-        the split.
+        the split. Fine-tuning from a shipped encoder (``pretrainer="archive"``) aims at
+        :data:`sktspt.pretrained.FINETUNE_STEPS` unless ``schedule__steps`` is given.
         """
         s = self._settings()
         steps, share = s["schedule__steps"], s["schedule__pretrain_share"]
+        if isinstance(self.pretrainer, str) and "schedule__steps" not in self._values:
+            from .pretrained import FINETUNE_STEPS  # a shipped encoder's start is good
+
+            return FINETUNE_STEPS
         both = self.pretrain_epochs == "auto" and self.max_epochs == "auto"
         if not both or self.pretrainer is not None:
             return steps
@@ -351,9 +358,16 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
                              "mean 1 in float64.")
         return w.astype(np.float32)
 
-    def _adopt_pretrainer(self, X) -> np.ndarray:
+    def _fitted_pretrainer(self):
+        """``pretrainer`` as a fitted estimator: a shipped encoder loaded by its name."""
+        if not isinstance(self.pretrainer, str):
+            return self.pretrainer
+        from .pretrained import pretrained  # the shipped files, read through sktspt.load
+
+        return pretrained(self.pretrainer)
+
+    def _adopt_pretrainer(self, X, pre) -> np.ndarray:
         """Take shape state, normalisation and architecture from a fitted pretrainer."""
-        pre = self.pretrainer
         try:
             check_is_fitted(pre, "encoder_")
         except NotFittedError as exc:
@@ -369,9 +383,12 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         self._architecture = _architecture(pre.encoder_kwargs_)
         X, info = check_panel(X)
         if info.n_channels != self.n_channels_:
+            shipped = (f" The shipped encoder {self.pretrainer!r} was pretrained on univariate "
+                       "series: fit one model per channel, or pretrain an SPTPretrainer on "
+                       "these series." if isinstance(self.pretrainer, str) else "")
             raise ValueError(
                 f"X has {info.n_channels} channels, but the pretrainer was fitted on "
-                f"{self.n_channels_} channels."
+                f"{self.n_channels_} channels.{shipped}"
             )
         # X must be input the pretrainer's network takes (its length, for an equal-length
         # pretrainer; within its learned positions), or predict would refuse the very
@@ -414,7 +431,8 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
                 f"X_unlabeled has {info.n_channels} channels, but X has {self.n_channels_}."
             )
         tokens = math.ceil(info.n_timepoints / self.patch_size_)
-        if self._architecture.get("positional") == "learned" and tokens > self.max_tokens_:
+        if (self.input_spec_.resample_length is None and tokens > self.max_tokens_
+                and self._architecture.get("positional") == "learned"):
             raise ValueError(
                 f"X_unlabeled has series of length {info.n_timepoints} ({tokens} tokens), but "
                 f"positional='learned' learns positions for X's longest series "

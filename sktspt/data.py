@@ -17,6 +17,7 @@ import numpy as np
 from sklearn.utils.validation import check_array
 
 from .normalization import Normalizer, resolve_normalization
+from .resampling import resample
 
 __all__ = ["check_panel", "check_labels", "Normalizer", "PanelInfo", "InputSpec", "TARGET_TOKENS"]
 
@@ -56,13 +57,25 @@ class InputSpec:
     patch_size: int
     max_tokens: int
     normalizer: Normalizer
+    #: Steps every series is resampled to before normalisation (``tokenizer__length``),
+    #: or None to keep each series' length.
+    resample_length: int | None = None
 
     #: The shape fields, in the order saved files and fingerprints list them.
     SHAPE = ("n_channels", "n_timepoints", "equal_length", "patch_size", "max_tokens")
 
     @classmethod
-    def learn(cls, X: np.ndarray, info: PanelInfo, patch_size, normalize) -> InputSpec:
-        """The spec of training panel ``X`` (validated, with ``info``) for these parameters."""
+    def learn(cls, X: np.ndarray, info: PanelInfo, patch_size, normalize,
+              resample_length: int | None = None) -> InputSpec:
+        """The spec of training panel ``X`` (validated, with ``info``) for these parameters.
+
+        With ``resample_length`` every series becomes that many steps long (:func:`resample`),
+        before and after fit alike, so the spec is that of an equal-length panel.
+        """
+        if resample_length is not None:
+            X = resample(X, resample_length)
+            info = PanelInfo(info.n_channels, resample_length, True, False, info.ndim,
+                             resample_length)
         typical = None if info.equal_length else info.median_length
         patch = resolve_patch_size(patch_size, info.n_timepoints, typical)
         return cls(
@@ -72,6 +85,7 @@ class InputSpec:
             patch_size=patch,
             max_tokens=math.ceil(info.n_timepoints / patch),
             normalizer=Normalizer(resolve_normalization(normalize, X)).fit(X),
+            resample_length=resample_length,
         )
 
     def encoder_kwargs(self) -> dict:
@@ -93,6 +107,8 @@ class InputSpec:
                 f"X has {info.n_channels} channels, but {name} was fitted on "
                 f"{self.n_channels} channels."
             )
+        if self.resample_length is not None:  # any length: every series is resampled
+            return self.prepare(X)
         if self.equal_length and info.n_timepoints != self.n_timepoints:
             if info.ndim == 2:
                 raise ValueError(
@@ -118,7 +134,10 @@ class InputSpec:
         return self.prepare(X)
 
     def prepare(self, X: np.ndarray) -> np.ndarray:
-        """Normalise validated ``X`` and NaN-pad its time axis to a multiple of the patch."""
+        """Normalise validated ``X`` and NaN-pad its time axis to a multiple of the patch
+        (resampled first, with ``resample_length``)."""
+        if self.resample_length is not None:
+            X = resample(X, self.resample_length)
         X = self.normalizer.transform(X).astype(np.float32, copy=False)
         pad = (-X.shape[2]) % self.patch_size
         if pad:

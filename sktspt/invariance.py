@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from .resampling import resample
 from .views import valid_lengths
 
 __all__ = ["alignment_gain", "loo_accuracy", "shift_distances", "znorm"]
@@ -57,22 +58,6 @@ def shift_distances(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return plain, shifted
 
 
-def _resampled(X: np.ndarray, length: int) -> np.ndarray:
-    """NaN-padded ``(n, c, t)``: each series' valid part resampled to ``length`` steps,
-    missing values inside it filled by interpolation (zeros where a channel has none)."""
-    lengths = valid_lengths(torch.from_numpy(X)).numpy()
-    grid = np.linspace(0.0, 1.0, length)
-    out = np.zeros((X.shape[0], X.shape[1], length))
-    for i, n_valid in enumerate(lengths.tolist()):  # valid_lengths is at least 1
-        steps = np.linspace(0.0, 1.0, n_valid)
-        for ch in range(X.shape[1]):
-            s = X[i, ch, :n_valid].astype(np.float64)
-            seen = np.isfinite(s)
-            if seen.any():
-                out[i, ch] = np.interp(grid, steps[seen], s[seen])
-    return out
-
-
 def alignment_gain(X: np.ndarray, y: np.ndarray, seed: int = 0) -> float:
     """Leave-one-out 1-NN accuracy after the best circular shift minus without it.
 
@@ -85,6 +70,6 @@ def alignment_gain(X: np.ndarray, y: np.ndarray, seed: int = 0) -> float:
         keep = np.sort(np.random.default_rng(seed).choice(len(y), SCREEN_SERIES, replace=False))
         X, y = X[keep], y[keep]
     median = int(np.median(valid_lengths(torch.from_numpy(X)).numpy()))
-    Z = znorm(_resampled(X, max(2, min(median, SCREEN_LENGTH))))
+    Z = znorm(resample(X, max(2, min(median, SCREEN_LENGTH))))
     plain, shifted = shift_distances(Z)
     return loo_accuracy(shifted, y) - loo_accuracy(plain, y)

@@ -130,7 +130,7 @@ def test_constraints_are_declared_once_and_merged():
     ("random_state", np.random.default_rng(0), TypeError, "numpy RandomState"),
     ("callbacks", "progress", TypeError, "callbacks must be None or a list of skorch"),
     ("callbacks", [1], TypeError, "callbacks must be None or a list of skorch"),
-    ("pretrainer", "pre.pkl", TypeError, "pretrainer must be None or a fitted SPTPretrainer"),
+    ("pretrainer", 3, TypeError, "pretrainer must be None, the name of a shipped encoder"),
     ("attention", "sparse", ValueError, "attention must be one of"),
     ("attention__pool", 1, ValueError, "attention__pool must be an integer >= 2, got 1."),
     ("attention__recovery", True, ValueError, "attention__recovery must be a number in"),

@@ -105,3 +105,61 @@ def test_spt_archive_fine_tunes_from_the_half_that_never_saw_the_dataset(encoder
                   "auto", 1, {}, n_parallel=1, threads=1)
     assert row["error"] == "" and 0 <= row["accuracy"] <= 1
     assert row["n_params"] < 20000  # the tiny encoder's network, not a default one
+    row = run_job(Job("Cc", "scratch-archive", 0, None, data_dir=str(data)),
+                  MODELS["scratch-archive"], "auto", 1, {"schedule__steps": 3}, n_parallel=1,
+                  threads=1)
+    assert row["error"] == "" and row["pretrain_epochs"] == 0  # same input handling, no start
+    row = run_job(Job("Cc", "archive-probe", 0, None, data_dir=str(data)),
+                  MODELS["archive-probe"], "auto", 1, {}, n_parallel=1, threads=1)
+    assert row["error"] == "" and 0 <= row["accuracy"] <= 1  # embeddings and a ridge only
+
+
+def test_a_shipped_encoder_is_one_argument_away_by_its_name(encoders, tmp_path, monkeypatch):
+    import shutil
+
+    import sktspt.pretrained as hub
+    from sktspt import load
+
+    _, out = encoders
+    for suffix in (".sktspt", ".json"):
+        shutil.copy(out / f"half-A{suffix}", tmp_path / f"mine{suffix}")
+    monkeypatch.setattr(hub, "FOLDER", tmp_path)
+    X, y = np.random.default_rng(2).normal(size=(6, 1, 30)), np.arange(6) % 2
+    clf = SPTClassifier(pretrainer="mine", max_epochs=1, random_state=0).fit(X, y)
+    assert clf.encoder_kwargs_["d_model"] == 16 and clone(clf).pretrainer == "mine"
+    np.testing.assert_array_equal(  # the same start as the loaded encoder object
+        clf.predict_proba(X), SPTClassifier(pretrainer=pretrained("mine"), max_epochs=1,
+                                            random_state=0).fit(X, y).predict_proba(X))
+    clf.save(tmp_path / "clf.sktspt")  # a name is a plain value: the file needs no pickle
+    np.testing.assert_array_equal(load(tmp_path / "clf.sktspt").predict_proba(X),
+                                  clf.predict_proba(X))
+    assert SPTRegressor(pretrainer="mine", max_epochs=1).fit(X, y * 1.0).predict(X).shape == (6,)
+    from sktspt.pretrained import FINETUNE_STEPS  # a shipped start's budget, unless given
+
+    assert SPTClassifier(pretrainer="mine")._auto_budget("finetune") == FINETUNE_STEPS
+    assert SPTClassifier(pretrainer="mine", schedule__steps=7)._auto_budget("finetune") == 7
+    with pytest.raises(ValueError, match="no pretrained encoder named 'nothing'.*available: mine"):
+        SPTClassifier(pretrainer="nothing").fit(X, y)
+    with pytest.raises(ValueError, match=r"named .pre.pkl.*FrozenEstimator\(sktspt.load"):
+        SPTClassifier(pretrainer="pre.pkl").fit(X, y)  # a path is not a name: say how
+
+
+
+def test_the_shipped_archive_encoder_is_checked_and_one_argument_away():
+    from sktime.datasets import load_gunpoint
+
+    from sktspt.pretrained import available
+
+    assert "archive" in available()
+    info = card("archive")
+    assert info["data"]["series"] == 47700 and len(info["data"]["datasets"]) == 93
+    assert info["settings"]["tokenizer__length"] == 256
+    assert info["data"]["splits"] == "training only"
+    encoder = pretrained("archive")  # its SHA-256 checked against the card
+    X, y = load_gunpoint(split="train", return_X_y=True, return_type="numpy3D")
+    Z = encoder.transform(X[:10, :, :77])  # any length, no fitting
+    assert Z.shape == (10, info["architecture"]["d_model"]) and np.isfinite(Z).all()
+    clf = SPTClassifier(pretrainer="archive", schedule__steps=4, random_state=0).fit(X[:20], y[:20])
+    assert clf.max_tokens_ == 32 and clf.predict(X[20:30]).shape == (10,)
+    with pytest.raises(ValueError, match="2 channels.*shipped encoder 'archive'.*univariate"):
+        SPTClassifier(pretrainer="archive").fit(np.zeros((4, 2, 30)), [0, 1, 0, 1])

@@ -165,7 +165,8 @@ class PretrainedProbe:
     Parameters
     ----------
     pretrainer : SPTPretrainer
-        Unfitted; cloned at fit.
+        Unfitted, cloned and fitted at fit; or fitted in ``FrozenEstimator`` (a pretrained
+        encoder), used as it is.
     """
 
     def __init__(self, pretrainer):
@@ -178,7 +179,7 @@ class PretrainedProbe:
         from sklearn.preprocessing import StandardScaler
 
         series = X if X_unlabeled is None or not len(X_unlabeled) else _stack(X, X_unlabeled)
-        self.pretrainer_ = clone(self.pretrainer).fit(series)
+        self.pretrainer_ = clone(self.pretrainer).fit(series, None)  # frozen: kept as is
         self.model_ = make_pipeline(StandardScaler(),
                                     RidgeClassifierCV(alphas=np.logspace(-3, 3, 10)))
         self.model_.fit(self.pretrainer_.transform(X), np.asarray(y))

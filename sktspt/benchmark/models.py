@@ -22,6 +22,7 @@ task's registry and default models.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
@@ -224,13 +225,45 @@ def _archive(cfg: RunConfig, **overrides):
     """SPT fine-tuned from a pretrained encoder (:mod:`sktspt.pretrained`): the shipped
     ``"archive"`` one, or with :data:`ENCODERS_ENV` set, the half-archive encoder that never
     saw this dataset."""
-    import os
-
     from ..pretrained import pretrained
 
     folder = os.environ.get(ENCODERS_ENV)
-    path = None if not folder else half_encoder(cfg.data.name, folder)
-    return _spt(cfg, **overrides).set_params(pretrainer=pretrained("archive", path=path))
+    if not folder:  # the shipped encoder by name: its fine-tuning budget comes with it
+        return _spt(cfg, **overrides).set_params(pretrainer="archive")
+    spt = _spt(cfg, **{"schedule__steps": _archive_steps(cfg), **overrides})
+    return spt.set_params(pretrainer=pretrained(path=half_encoder(cfg.data.name, folder)))
+
+
+def _archive_steps(cfg: RunConfig) -> int:
+    """The fine-tuning steps of a pretrained start: the shipped budget
+    (:data:`sktspt.pretrained.FINETUNE_STEPS`) unless ``--model-params`` sets one."""
+    from ..pretrained import FINETUNE_STEPS
+
+    return cfg.params.get("schedule__steps", FINETUNE_STEPS)
+
+
+def _scratch_archive(cfg: RunConfig):
+    """The network of ``spt-archive`` from scratch at its fine-tuning steps, its input
+    handled as the encoder handles it (per-series standardisation, series resampled)."""
+    from ..pretrained import pretrained
+
+    folder = os.environ.get(ENCODERS_ENV)
+    encoder = pretrained(path=half_encoder(cfg.data.name, folder) if folder else None)
+    handling = {k: v for k, v in encoder.estimator.get_params().items()
+                if k in ("normalize", "tokenizer", "tokenizer__length")}
+    return _spt(cfg, pretrain_epochs=0, max_epochs="auto",
+                **{**handling, "schedule__steps": _archive_steps(cfg)})
+
+
+def _archive_probe(cfg: RunConfig):
+    """The pretrained encoder's embeddings alone (nothing fine-tuned), standardised, then
+    the ridge of ``minirocket`` (:class:`~sktspt.benchmark.labels.PretrainedProbe`)."""
+    from ..pretrained import pretrained
+    from .labels import PretrainedProbe
+
+    folder = os.environ.get(ENCODERS_ENV)
+    return PretrainedProbe(pretrained(path=half_encoder(cfg.data.name, folder) if folder
+                                      else None))
 
 
 def _twt(cfg: RunConfig):
@@ -293,7 +326,9 @@ MODELS: dict[str, ModelSpec] = {
     "spt-transfer": ModelSpec(_transfer, univariate_only=True),
     # A pretrained start (issue 72): the encoder shipped with the package, or the half of
     # the archive that did not see the dataset ($SKTSPT_ENCODERS).
-    "spt-archive": ModelSpec(_archive, univariate_only=True),
+    "spt-archive": ModelSpec(_archive, univariate_only=True, unlabelled=False),
+    "scratch-archive": ModelSpec(_scratch_archive, univariate_only=True, unlabelled=False),
+    "archive-probe": ModelSpec(_archive_probe, univariate_only=True, unlabelled=False),
     "spt-probe": ModelSpec(_probe),
     # ... and self-training on the unlabelled series (``self_training=0.75``, the peer's
     # threshold), with and without pretraining: what pretraining adds once both use them.

@@ -191,9 +191,15 @@ def read_input_spec(est, fitted: dict) -> tuple[InputSpec, dict]:
             setattr(est, name, value)
     if "n_features_in_" in shape:
         est.n_features_in_ = shape.pop("n_features_in_")
+    resample_length = fitted.get("resample_length_")  # absent in files that keep lengths
+    if resample_length is not None and (isinstance(resample_length, bool) or not isinstance(
+            resample_length, int) or not 2 <= resample_length <= MAX_SERIES_VALUES):
+        raise ValueError(f"resample_length_ must be None or an integer >= 2, got "
+                         f"{resample_length!r}")
     spec = InputSpec(
         **{f: shape[f + "_"] for f in InputSpec.SHAPE},
         normalizer=_normalizer(fitted["normalizer"], shape["n_channels_"]),
+        resample_length=resample_length,
     )
     if spec.max_tokens != math.ceil(spec.n_timepoints / spec.patch_size):
         raise ValueError("max_tokens_ disagrees with n_timepoints_ and patch_size_")
@@ -202,7 +208,8 @@ def read_input_spec(est, fitted: dict) -> tuple[InputSpec, dict]:
             f"max_tokens_={spec.max_tokens} is more than the {MAX_TOKENS} tokens a saved "
             "model may have (prediction pads series to this length)"
         )
-    if est.__dict__.get("n_features_in_", spec.n_timepoints) != spec.n_timepoints or (
+    n_features = est.__dict__.get("n_features_in_", spec.n_timepoints)
+    if (resample_length is None and n_features != spec.n_timepoints) or (
             "n_features_in_" in est.__dict__ and spec.n_channels != 1):
         raise ValueError("n_features_in_ (of a model fitted on 2D input) must equal "
                          "n_timepoints_, with one channel")

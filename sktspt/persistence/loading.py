@@ -145,9 +145,12 @@ def _build(meta: dict, device, probe: bool = False):
     # A setting at today's default counts as not given, as in the estimator that was saved.
     params = {k: v for k, v in params.items()
               if not (k in ROUTED and _same(v, ROUTED[k].default))}
-    for key in ("pretrainer", "callbacks"):
-        if params.get(key) not in (None, []):
-            raise ValueError(f"{key} must be None in a saved model, got {params[key]!r}")
+    if params.get("callbacks") not in (None, []):
+        raise ValueError(f"callbacks must be None in a saved model, got {params['callbacks']!r}")
+    # A shipped encoder's name may stay: the weights already hold what it started from.
+    if params.get("pretrainer") is not None and not isinstance(params["pretrainer"], str):
+        raise ValueError("pretrainer must be None or a shipped encoder's name in a saved "
+                         f"model, got {params['pretrainer']!r}")
     if probe:
         params["device"] = "meta"
     else:

@@ -138,6 +138,8 @@ def save(estimator, path: str | os.PathLike) -> None:
     fitted = {k: getattr(estimator, k) for k in SHAPE_STATE if hasattr(estimator, k)}
     fitted = {k: v if isinstance(v, bool) else int(v) for k, v in fitted.items()}
     fitted.update({k: int(getattr(estimator, k)) for k in EPOCH_STATE if k in vars(estimator)})
+    if estimator.input_spec_.resample_length is not None:  # absent: lengths kept
+        fitted["resample_length_"] = int(estimator.input_spec_.resample_length)
     if hasattr(estimator, "mixup_"):
         fitted["mixup_"] = float(estimator.mixup_)
     if hasattr(estimator, "mixup_kind_"):

@@ -31,15 +31,22 @@ import json
 import os
 from pathlib import Path
 
-__all__ = ["available", "pretrained", "card"]
+__all__ = ["FINETUNE_STEPS", "available", "pretrained", "card"]
 
 #: The folder the shipped encoders lie in (this package's own).
 FOLDER = Path(__file__).resolve().parent
 
+#: Optimizer steps that ``"auto"`` fine-tuning from a shipped encoder aims at (by name,
+#: ``pretrainer="archive"``), unless ``schedule__steps`` is given: the smallest budget
+#: within half a point of the best on ten problems' training splits
+#: (``benchmarks/archive_budget.py``, ``docs/pretrained.md``), half the default fit's.
+FINETUNE_STEPS = 1000
+
 
 def available() -> list[str]:
-    """Names of the encoders shipped in this installation (``<name>.sktspt`` files)."""
-    return sorted(p.stem for p in FOLDER.glob("*.sktspt"))
+    """Names of the encoders shipped in this installation (``<name>.sktspt`` files with
+    their model card ``<name>.json``)."""
+    return sorted(p.stem for p in FOLDER.glob("*.sktspt") if p.with_suffix(".json").is_file())
 
 
 def card(name: str = "archive") -> dict:
@@ -53,11 +60,14 @@ def card(name: str = "archive") -> dict:
 
 def _unknown(name: str) -> str:
     have = available()
+    path_hint = ("" if not (Path(name).suffix or os.sep in name) else
+                 " To start from a saved file, pass the fitted pretrainer itself: "
+                 "pretrainer=FrozenEstimator(sktspt.load(path)) (joblib.load for a pickle).")
     return (f"no pretrained encoder named {name!r} in {FOLDER}; "
             + (f"available: {', '.join(have)}." if have else
                "none is shipped in this installation yet: build one with "
                "`python benchmarks/pretrain_archive.py --data-dir <UCR 2018 archive> "
-               "--output sktspt/pretrained/archive.sktspt` from a clone."))
+               "--output sktspt/pretrained/archive.sktspt` from a clone.") + path_hint)
 
 
 def sha256(path: str | os.PathLike) -> str:
