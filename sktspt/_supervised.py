@@ -35,7 +35,7 @@ from ._base import (
 )
 from ._concurrency import settle_eval
 from ._params import EPOCHS, Number, boolean, estimator_or_none
-from ._params import show as _show
+from ._start import warn_overridden
 from .augment import resolve_mixup
 from .data import check_panel
 from .inference import INFERENCE_BATCH
@@ -49,16 +49,6 @@ __all__ = ["SupervisedSPT"]
 #: The layer index in an encoder's state-dict key (``layers.2.attn.qkv.weight``, or
 #: ``1.layers.2...`` for an ensemble member's encoder).
 _LAYER_KEY = re.compile(r"(?:^|\.)layers\.(\d+)\.")
-
-#: Parameters and settings that a fitted ``pretrainer`` fixes (its architecture and input
-#: handling).
-_PRETRAINER_PARAMS = (
-    "depth", "d_model", "architecture__n_heads", "architecture__dim_feedforward",
-    "tokenizer__patch_size", "tokenizer__length", "tokenizer", "differences",
-    "architecture__positional",
-    "architecture", "normalize",
-)
-
 
 #: Most values (series x tokens x features) of a training panel's fixed features that a
 #: fit keeps in memory (256 MB in float32); a larger panel computes them at every step.
@@ -378,7 +368,7 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
                 "sklearn.frozen.FrozenEstimator (pretrainer=FrozenEstimator(pretrainer)) so "
                 "that it stays fitted."
             ) from exc
-        self._warn_overridden(pre)
+        warn_overridden(self, pre)
         self.input_spec_ = pre.input_spec_
         self._architecture = _architecture(pre.encoder_kwargs_)
         X, info = check_panel(X)
@@ -399,29 +389,6 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         if info.ndim == 2:
             self.n_features_in_ = info.n_timepoints
         return X
-
-    def _warn_overridden(self, pre) -> None:
-        """Warn when an architecture parameter set here differs from the pretrainer's."""
-        from sklearn.frozen import FrozenEstimator
-
-        inner = pre.estimator if isinstance(pre, FrozenEstimator) else pre
-        theirs = inner._settings() if hasattr(inner, "_settings") else {}
-        mine, defaults = self._settings(), type(self)()._settings()
-        clashes = [
-            name for name in _PRETRAINER_PARAMS
-            if name in theirs and mine[name] != defaults.get(name) and mine[name] != theirs[name]
-        ]
-        if clashes:
-            mine = ", ".join(f"{k}={_show(mine[k])}" for k in clashes)
-            pre_values = ", ".join(f"{k}={_show(theirs[k])}" for k in clashes)
-            warnings.warn(
-                f"{type(self).__name__}({mine}) is ignored: the fitted pretrainer fixes the "
-                f"network ({pre_values}), and its values are used (see encoder_kwargs_). "
-                "Leave these parameters at their defaults or set them to the pretrainer's "
-                "values.",
-                UserWarning,
-                stacklevel=8,  # fit's caller, through the fit wrappers
-            )
 
     def _prepare_unlabeled(self, X_unlabeled) -> np.ndarray:
         """``X_unlabeled`` validated against the training data, normalised and padded."""

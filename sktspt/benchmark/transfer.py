@@ -7,7 +7,7 @@ test split is ever read), series of unequal lengths together (a list of series).
 ``pretrainer=FrozenEstimator(...)``.
 
 A pretrainer fixes the network and the input handling of every classifier it seeds
-(``sktspt._supervised._PRETRAINER_PARAMS``): the choices here are
+(``sktspt._start.PRETRAINER_SETTINGS``): the choices here are
 
 - ``normalize="instance"``: each series standardised on its own, because the corpus
   mixes datasets whose scales differ by orders of magnitude (ACSF1's and PLAID's raw
