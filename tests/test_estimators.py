@@ -96,6 +96,12 @@ def test_clone_pickle_joblib(panel, tmp_path):
     assert np.array_equal(joblib.load(tmp_path / "m.joblib").predict_proba(X), p)
 
 
+def test_sklearn_tags_say_3d_arrays_and_nan_are_accepted():
+    for est in (SPTClassifier(), SPTPretrainer()):
+        tags = est.__sklearn_tags__()
+        assert tags.input_tags.three_d_array and tags.input_tags.allow_nan
+
+
 def test_pipeline_and_cross_val_score(panel):
     X, y = panel
     scores = cross_val_score(tiny_clf(), X, y, cv=2)

@@ -1,23 +1,22 @@
-"""Reliability III (issue 62): thread-safe prediction, per-call thread counts, and model
-files that cannot exhaust memory.
+"""Model files that would make ``load`` exhaust memory are refused before it allocates.
 
-Each test pins one defect found by an attack on the package; each failed on the code
-before the fix.
+A huge or too narrow ``classes_`` dtype, a history zip bomb or one nested too deep, a
+padded safetensors header or one longer than the weights, a huge series length, a learned
+position table that does not match the stated tokens, and an extra archive member are
+each refused with Python's and numpy's allocations under 200 MB; metadata fuzzed field by
+field is refused or loads a model that predicts, in a process of its own under 200 MB.
 """
 
 import json
 import os
 import tracemalloc
 import zipfile
-from concurrent.futures import ThreadPoolExecutor
 
-import joblib
 import numpy as np
 import pytest
-import torch
 from conftest import make_panel, run_script
 
-from sktspt import SPTClassifier, SPTPretrainer, load
+from sktspt import SPTClassifier, load
 
 TINY = dict(
     depth=1, d_model=16, architecture__n_heads=2, architecture__dim_feedforward=16,
@@ -32,88 +31,6 @@ def data():
     return make_panel(n=24, t=24)
 
 
-def in_threads(call, n_threads=8, calls_each=3):
-    """``call()`` from ``n_threads`` threads at once, ``calls_each`` times each."""
-    with ThreadPoolExecutor(n_threads) as pool:
-        return list(pool.map(lambda _: call(), range(n_threads * calls_each)))
-
-
-# --- prediction from many threads --------------------------------------------------------
-@pytest.mark.parametrize("source", ["fitted", "loaded"])
-def test_predict_proba_from_many_threads_equals_serial(data, tmp_path, source):
-    X, y = data
-    # Heavy dropout, and no validation split, so the last training step leaves the module
-    # in training mode: a prediction that ran with dropout on would differ by a lot.
-    clf = SPTClassifier(**{**FAST, "architecture__dropout": 0.5,
-                           "validation_fraction": 0.0}).fit(X, y)
-    if source == "loaded":
-        clf.save(tmp_path / "m.sktspt")
-        clf = load(tmp_path / "m.sktspt")
-    Xt = np.concatenate([X] * 6)  # several passes a call, so that calls overlap
-    serial = clf.predict_proba(Xt)
-    np.testing.assert_array_equal(serial, clf.predict_proba(Xt))
-    for proba in in_threads(lambda: clf.predict_proba(Xt)):
-        np.testing.assert_array_equal(proba, serial)
-    assert not any(m.training for m in clf.net_.module_.modules())
-
-
-def test_transform_from_many_threads_equals_serial(data, tmp_path):
-    X, _ = data
-    pre = SPTPretrainer(pretrain_epochs=2, **{**TINY, "architecture__dropout": 0.5}).fit(X)
-    pre.save(tmp_path / "p.sktspt")
-    pre = load(tmp_path / "p.sktspt")
-    Xt = np.concatenate([X] * 6)
-    serial = pre.transform(Xt)
-    for emb in in_threads(lambda: pre.transform(Xt)):
-        np.testing.assert_array_equal(emb, serial)
-
-
-def test_a_fitted_or_loaded_module_is_in_evaluation_mode_and_training_still_trains(
-        data, tmp_path):
-    X, y = data
-    clf = SPTClassifier(**{**FAST, "validation_fraction": 0.0}).fit(X, y)
-    assert not any(m.training for m in clf.net_.module_.modules())
-    clf.save(tmp_path / "m.sktspt")
-    loaded = load(tmp_path / "m.sktspt")
-    assert not any(m.training for m in loaded.net_.module_.modules())
-    # A warm start trains in training mode (dropout on) and ends in evaluation mode.
-    seen = []
-    module = loaded.net_.module_
-    hook = module.register_forward_pre_hook(lambda m, _: seen.append(m.training))
-    try:
-        loaded.set_params(warm_start=True, max_epochs=1).fit(X, y)
-    finally:
-        hook.remove()
-    assert True in seen
-    assert not any(m.training for m in loaded.net_.module_.modules())
-
-
-# --- thread counts of fits in threads ------------------------------------------------------
-def test_fits_with_mixed_n_threads_in_threads_equal_serial_fits(data):
-    X, y = data
-    before = torch.get_num_threads()
-    settings = [(None, 0), (1, 1), (2, 2), (None, 3), (2, 0), (1, 3)]
-
-    def fit(n_threads, seed):
-        clf = SPTClassifier(**{**FAST, "random_state": seed, "device__threads": n_threads})
-        return clf.fit(X, y).predict_proba(X)
-
-    try:
-        torch.set_num_threads(2)
-        serial = [fit(n, s) for n, s in settings]
-        assert torch.get_num_threads() == 2
-        for _ in range(2):
-            threaded = joblib.Parallel(n_jobs=len(settings), backend="threading")(
-                joblib.delayed(fit)(n, s) for n, s in settings
-            )
-            for a, b in zip(serial, threaded, strict=True):
-                np.testing.assert_array_equal(a, b)
-            assert torch.get_num_threads() == 2
-    finally:
-        torch.set_num_threads(before)
-
-
-# --- model files that cannot exhaust memory -------------------------------------------------
 @pytest.fixture(scope="module")
 def model_file(data, tmp_path_factory):
     X, y = data
@@ -243,16 +160,6 @@ def test_a_learned_position_table_must_match_the_stated_tokens(data, tmp_path):
 def test_an_extra_archive_member_is_refused(model_file, tmp_path):
     path = craft(model_file, tmp_path / "extra.sktspt", extra=[("evil.pkl", b"\x80\x04.")])
     refused(path, r"holds members \['evil.pkl'\] besides")
-
-
-def test_a_reused_checkpoint_dir_with_flipped_labels_names_the_labels(data, tmp_path):
-    X, y = data
-    params = dict(pretrain_epochs=1, max_epochs=1, callbacks__checkpoint_dir=tmp_path, **TINY)
-    SPTClassifier(**params).fit(X, y)
-    with pytest.raises(ValueError, match=r"differs in: labels\)"):
-        SPTClassifier(**params).fit(X, 1 - y)
-    with pytest.raises(ValueError, match=r"differs in: data\)"):
-        SPTClassifier(**params).fit(X + 1.0, y)
 
 
 # --- fuzzing the metadata -----------------------------------------------------------------

@@ -1,0 +1,225 @@
+"""A ``callbacks__checkpoint_dir`` holds the checkpoints of one fit.
+
+A fit that differs (pretrainer, callbacks, RandomState seed, class weights, labels, data)
+is refused naming what differs, and one that cannot be fingerprinted is refused on resume;
+a first fit that failed before any checkpoint does not claim the folder; a loaded model
+writes no checkpoints; a damaged checkpoint file is named; a full disk is reported with
+the last epoch kept; and a second process cannot use the folder while a fit holds it.
+"""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+from conftest import make_panel
+from skorch.callbacks import Callback, EpochScoring
+
+from sktspt import SPTClassifier, SPTPretrainer, load
+from sktspt.training.resume import LOCK_FILE
+
+TINY = dict(
+    depth=1, d_model=16, architecture__n_heads=2, architecture__dim_feedforward=16,
+        architecture__dropout=0.1, batch_size=8,
+    random_state=0,
+)
+FAST = dict(pretrain_epochs=1, max_epochs=2, **TINY)
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make_panel(n=24, t=24)
+
+
+def folders(path):
+    return sorted(os.listdir(path)) if os.path.isdir(path) else []
+
+
+# --- a folder of another fit ----------------------------------------------------------------------
+def test_checkpoint_of_a_fit_with_another_pretrainer_is_refused(data, tmp_path):
+    from sklearn.frozen import FrozenEstimator
+
+    X, y = data
+    first, second = (SPTPretrainer(pretrain_epochs=1, **{**TINY, "random_state": s}).fit(X)
+                     for s in (0, 1))
+    params = dict(pretrain_epochs=0, max_epochs=1, callbacks__checkpoint_dir=tmp_path, **TINY)
+    SPTClassifier(pretrainer=FrozenEstimator(first), **params).fit(X, y)
+    with pytest.raises(ValueError, match="different fit.*pretrainer"):
+        SPTClassifier(pretrainer=FrozenEstimator(second), **params).fit(X, y)
+    # The same pretrainer resumes (here: reloads the finished fit).
+    SPTClassifier(pretrainer=FrozenEstimator(first), **params).fit(X, y)
+
+
+def test_checkpoint_of_a_fit_with_other_callbacks_is_refused(data, tmp_path):
+    X, y = data
+    params = dict(pretrain_epochs=0, max_epochs=1, callbacks__checkpoint_dir=tmp_path, **TINY)
+    SPTClassifier(callbacks=[EpochScoring("accuracy")], **params).fit(X, y)
+    SPTClassifier(callbacks=[EpochScoring("accuracy")], **params).fit(X, y)
+    with pytest.raises(ValueError, match="different fit.*callbacks"):
+        SPTClassifier(callbacks=[EpochScoring("f1_macro")], **params).fit(X, y)
+    with pytest.raises(ValueError, match="different fit.*callbacks"):
+        SPTClassifier(**params).fit(X, y)
+
+
+class Opaque(Callback):
+    """A callback whose parameter cannot be fingerprinted (a lambda)."""
+
+    def __init__(self, fn=None):
+        self.fn = fn
+
+
+def test_resume_is_refused_when_a_callback_cannot_be_fingerprinted(data, tmp_path):
+    X, y = data
+    params = dict(pretrain_epochs=0, max_epochs=1, callbacks__checkpoint_dir=tmp_path, **TINY)
+    SPTClassifier(callbacks=[Opaque(lambda net: None)], **params).fit(X, y)
+    with pytest.raises(ValueError, match=r"callbacks\[0\]\['fn'\] cannot be fingerprinted"):
+        SPTClassifier(callbacks=[Opaque(lambda net: None)], **params).fit(X, y)
+
+
+def test_checkpoint_of_a_fit_with_another_random_state_seed_is_refused(data, tmp_path):
+    X, y = data
+    params = dict(pretrain_epochs=0, max_epochs=1, callbacks__checkpoint_dir=tmp_path,
+                  **{**TINY, "random_state": np.random.RandomState(0)})
+    first = SPTClassifier(**params).fit(X, y)
+    params["random_state"] = np.random.RandomState(1)
+    with pytest.raises(ValueError, match="different fit.*random_state"):
+        SPTClassifier(**params).fit(X, y)
+    params["random_state"] = np.random.RandomState(0)  # the same seed again: resumes
+    again = SPTClassifier(**params).fit(X, y)
+    np.testing.assert_array_equal(again.predict_proba(X), first.predict_proba(X))
+
+
+def test_a_failed_first_fit_does_not_claim_the_folder(data, tmp_path):
+    X, y = data
+    params = dict(pretrain_epochs=1, max_epochs=1, callbacks__checkpoint_dir=tmp_path, **TINY)
+    with pytest.raises(FloatingPointError):
+        SPTClassifier(**{**params, "lr": 1e6}).fit(X, y)
+    clf = SPTClassifier(**params).fit(X, y)  # no checkpoint was written: nothing to resume
+    assert np.isfinite(clf.predict_proba(X)).all()
+    assert folders(tmp_path / "finetune") == ["final"]
+
+
+def test_a_loaded_model_does_not_write_into_its_checkpoint_dir(data, tmp_path):
+    from sklearn.model_selection import cross_val_score
+
+    X, y = data
+    ckpt = tmp_path / "ckpt"
+    SPTClassifier(callbacks__checkpoint_dir=ckpt, **FAST).fit(X, y).save(tmp_path / "m")
+    before = sorted(str(p) for p in ckpt.rglob("*"))
+    loaded = load(tmp_path / "m")
+    assert loaded.callbacks__checkpoint_dir is None
+    scores = cross_val_score(loaded, X, y, cv=2, error_score="raise")
+    assert np.isfinite(scores).all()
+    assert sorted(str(p) for p in ckpt.rglob("*")) == before
+
+
+def test_a_class_weight_mapping_is_fingerprinted_and_resumes(data, tmp_path):
+    X, y = data
+    params = dict(pretrain_epochs=0, max_epochs=1, callbacks__checkpoint_dir=tmp_path, **TINY)
+    first = SPTClassifier(class_weight={0: 1.0, 1: 2.0}, **params).fit(X, y)
+    again = SPTClassifier(class_weight={1: 2.0, 0: 1.0}, **params).fit(X, y)  # reloaded
+    np.testing.assert_array_equal(again.predict_proba(X), first.predict_proba(X))
+    with pytest.raises(ValueError, match="different fit.*class_weight"):
+        SPTClassifier(class_weight={0: 1.0, 1: 3.0}, **params).fit(X, y)
+
+
+def test_a_reused_checkpoint_dir_with_flipped_labels_names_the_labels(data, tmp_path):
+    X, y = data
+    params = dict(pretrain_epochs=1, max_epochs=1, callbacks__checkpoint_dir=tmp_path, **TINY)
+    SPTClassifier(**params).fit(X, y)
+    with pytest.raises(ValueError, match=r"differs in: labels\)"):
+        SPTClassifier(**params).fit(X, 1 - y)
+    with pytest.raises(ValueError, match=r"differs in: data\)"):
+        SPTClassifier(**params).fit(X + 1.0, y)
+
+
+# --- damaged checkpoints, full disks, concurrent fits ---------------------------------------------
+def interrupted_fit(X, y, path, monkeypatch, epoch=2):
+    """A fine-tuning interrupted in ``epoch``: its folder holds epoch ``epoch - 1``."""
+    from sktspt.training import AugmentedNetClassifier
+
+    original = AugmentedNetClassifier.train_step
+
+    def step(self, batch, **kwargs):
+        if len(self.history) == epoch:
+            raise KeyboardInterrupt
+        return original(self, batch, **kwargs)
+
+    params = dict(pretrain_epochs=0, max_epochs=3, callbacks__checkpoint_dir=path, **TINY)
+    with monkeypatch.context() as m:
+        m.setattr(AugmentedNetClassifier, "train_step", step)
+        with pytest.raises(KeyboardInterrupt):
+            SPTClassifier(**params).fit(X, y)
+    return params, path / "finetune" / f"epoch_{epoch - 1:06d}"
+
+
+def flip_exponent_bit(path):
+    blob = bytearray(path.read_bytes())
+    blob[-10] ^= 0x40
+    path.write_bytes(bytes(blob))
+
+
+@pytest.mark.parametrize(
+    "name, damage",
+    [
+        ("params.pt", lambda p: p.write_bytes(p.read_bytes()[: p.stat().st_size // 2])),
+        ("optimizer.pt", lambda p: p.write_bytes(b"")),
+        ("params.pt", flip_exponent_bit),
+        ("rng.safetensors", lambda p: p.unlink()),
+    ],
+    ids=["truncated", "empty", "bit flip", "missing"],
+)
+def test_damaged_checkpoint_file_is_named(data, tmp_path, monkeypatch, name, damage):
+    X, y = data
+    params, folder = interrupted_fit(X, y, tmp_path, monkeypatch)
+    damage(folder / name)
+    with pytest.raises(ValueError, match=f"checkpoint file '.*{name}' is (damaged|unreadable)"):
+        SPTClassifier(**params).fit(X, y)
+
+
+def test_full_disk_while_checkpointing_is_reported_and_keeps_the_last_epoch(
+    data, tmp_path, monkeypatch
+):
+    X, y = data
+    params = dict(pretrain_epochs=0, max_epochs=3, callbacks__checkpoint_dir=tmp_path, **TINY)
+    ref = SPTClassifier(**{**params, "callbacks__checkpoint_dir": None}).fit(X, y)
+    real_save = torch.save
+    calls = []
+
+    def full_disk(obj, f, *args, **kwargs):
+        calls.append(f)
+        if len(calls) > 3:  # epoch 1 (params, optimizer, criterion) fits on the disk
+            raise RuntimeError("basic_ios::clear: iostream error")
+        return real_save(obj, f, *args, **kwargs)
+
+    monkeypatch.setattr(torch, "save", full_disk)
+    with pytest.raises(OSError, match="epoch 2 .*disk is probably full.*epoch_000001' is intact"):
+        SPTClassifier(**params).fit(X, y)
+    assert folders(tmp_path / "finetune") == ["epoch_000001"]
+    monkeypatch.setattr(torch, "save", real_save)
+    resumed = SPTClassifier(**params).fit(X, y)
+    np.testing.assert_array_equal(resumed.predict_proba(X), ref.predict_proba(X))
+
+
+def test_a_second_process_cannot_use_the_same_checkpoint_dir(data, tmp_path):
+    X, y = data
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import fcntl, os, sys, time\n"
+         f"fd = os.open({str(tmp_path / LOCK_FILE)!r}, os.O_RDWR | os.O_CREAT)\n"
+         "fcntl.flock(fd, fcntl.LOCK_EX)\n"
+         "os.write(fd, str(os.getpid()).encode())\n"
+         "print('locked', flush=True)\n"
+         "sys.stdin.read()\n"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        with pytest.raises(RuntimeError, match=f"in use by another fit \\(process {holder.pid}\\)"):
+            SPTClassifier(callbacks__checkpoint_dir=tmp_path, **FAST).fit(X, y)
+        assert not (tmp_path / "run.json").exists()
+    finally:
+        holder.communicate("", timeout=30)
+    SPTClassifier(callbacks__checkpoint_dir=tmp_path, **FAST).fit(X, y)  # free again
