@@ -1,7 +1,9 @@
 """One torch thread keeps the suite fast on 2 cores (oversubscription costs ~10x)."""
 
 import importlib.util
+import json
 import sys
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -95,6 +97,96 @@ def make_panel(n=40, c=2, t=48, seed=0, n_classes=2):
 @pytest.fixture
 def panel():
     return make_panel()
+
+
+def make_shifted_noise(n=24, c=2, t=12, seed=0):
+    """Two classes of Gaussian noise, the second shifted up by 1 in its first channel."""
+    rng = np.random.RandomState(seed)
+    X = rng.normal(size=(n, c, t))
+    y = np.arange(n) % 2
+    X[y == 1, 0] += 1.0
+    return X, y
+
+
+# --- tiny networks and the module fixtures that fit them --------------------------------------
+# The fixtures are made by factories that a test file assigns (``data = data_fixture(...)``)
+# rather than defined here, since the files fit different data with different settings, and
+# a ``data`` or ``fitted`` defined here would reach every test file.
+
+#: A one-layer network, ``d_model`` 16, dropout 0.1: small enough for quick fits.
+TINY_NET = dict(
+    depth=1, d_model=16, architecture__n_heads=2, architecture__dim_feedforward=16,
+    architecture__dropout=0.1, batch_size=8, random_state=0,
+)
+#: ``TINY_NET`` pretrained for one epoch and fine-tuned for two.
+FAST_FIT = dict(pretrain_epochs=1, max_epochs=2, **TINY_NET)
+#: Narrower (``d_model`` 8) with the default dropout, on one torch thread.
+NARROW_NET_ONE_THREAD = dict(
+    depth=1, d_model=8, architecture__n_heads=2, architecture__dim_feedforward=8, batch_size=8,
+    random_state=0, device__threads=1,
+)
+#: ``NARROW_NET_ONE_THREAD`` pretrained for one epoch and fine-tuned for one.
+ONE_EPOCH_FIT = dict(pretrain_epochs=1, max_epochs=1, **NARROW_NET_ONE_THREAD)
+#: Narrower (``d_model`` 8) without dropout; the thread count is the estimator's default.
+NARROW_NET_NO_DROPOUT = dict(
+    depth=1, d_model=8, architecture__n_heads=2, architecture__dim_feedforward=8,
+    architecture__dropout=0.0, random_state=0, batch_size=8,
+)
+
+
+def data_fixture(make=make_panel, **kwargs):
+    """A module-scoped fixture of ``make(**kwargs)``, made once in each test file that
+    names it: ``data = data_fixture(n=24, t=24)``."""
+
+    @pytest.fixture(scope="module")
+    def data():
+        return make(**kwargs)
+
+    return data
+
+
+def fitted_fixture(settings):
+    """A module-scoped fixture of an ``SPTClassifier(**settings)`` fitted to the test
+    file's ``data``, once in each test file that names it: ``fitted = fitted_fixture(FAST_FIT)``."""
+
+    @pytest.fixture(scope="module")
+    def fitted(data):
+        from sktspt import SPTClassifier
+
+        X, y = data
+        return SPTClassifier(**settings).fit(X, y)
+
+    return fitted
+
+
+def model_file_fixture():
+    """A module-scoped fixture of the test file's ``fitted`` saved to a temporary file, once in
+    each test file that names it: ``model_file = model_file_fixture()``."""
+
+    @pytest.fixture(scope="module")
+    def model_file(fitted, tmp_path_factory):
+        path = tmp_path_factory.mktemp("model") / "m.sktspt"
+        fitted.save(path)
+        return path
+
+    return model_file
+
+
+def craft(src, dst, meta=None, weights=None, extra=()):
+    """Copy a saved model with its metadata edited by ``meta(dict)`` (or given as bytes),
+    its weights by ``weights(bytes)``, and ``extra`` members added."""
+    with zipfile.ZipFile(src) as zf:
+        members = {n: zf.read(n) for n in zf.namelist()}
+    if meta is not None:
+        edited = json.loads(members["metadata.json"])
+        out = meta(edited)
+        members["metadata.json"] = out if isinstance(out, bytes) else json.dumps(edited)
+    if weights is not None:
+        members["weights.safetensors"] = weights(members["weights.safetensors"])
+    with zipfile.ZipFile(dst, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for name, blob in [*members.items(), *extra]:
+            zf.writestr(name, blob)
+    return dst
 
 
 class Majority:

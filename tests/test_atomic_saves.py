@@ -10,30 +10,15 @@ import stat
 import threading
 
 import numpy as np
-import pytest
-from conftest import make_panel
+from conftest import FAST_FIT, data_fixture, fitted_fixture
+from conftest import TINY_NET as TINY
 
 import sktspt.persistence.format as persistence_format
-from sktspt import SPTClassifier, SPTPretrainer, load
+from sktspt import SPTPretrainer, load
 from sktspt.training.resume import EpochCheckpoint
 
-TINY = dict(
-    depth=1, d_model=16, architecture__n_heads=2, architecture__dim_feedforward=16,
-        architecture__dropout=0.1, batch_size=8,
-    random_state=0,
-)
-FAST = dict(pretrain_epochs=1, max_epochs=2, **TINY)
-
-
-@pytest.fixture(scope="module")
-def data():
-    return make_panel(n=24, t=24)
-
-
-@pytest.fixture(scope="module")
-def fitted(data):
-    X, y = data
-    return SPTClassifier(**FAST).fit(X, y)
+data = data_fixture(n=24, t=24)
+fitted = fitted_fixture(FAST_FIT)
 
 
 def folders(path):

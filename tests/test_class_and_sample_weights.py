@@ -5,21 +5,12 @@ adapter announces and passes ``class_weight``.
 
 import numpy as np
 import pytest
+from conftest import NARROW_NET_NO_DROPOUT as TINY
+from conftest import data_fixture, make_shifted_noise
 
 from sktspt import SPTClassifier
 
-TINY = dict(depth=1, d_model=8, architecture__n_heads=2, architecture__dim_feedforward=8,
-            architecture__dropout=0.0, random_state=0,
-            batch_size=8)
-
-
-@pytest.fixture(scope="module")
-def data():
-    rng = np.random.RandomState(0)
-    X = rng.normal(size=(24, 2, 12))
-    y = np.arange(24) % 2
-    X[y == 1, 0] += 1.0
-    return X, y
+data = data_fixture(make_shifted_noise)
 
 
 def test_class_weight_and_sample_weight_shift_the_predictions(data):

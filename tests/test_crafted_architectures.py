@@ -9,27 +9,12 @@ import os
 
 import numpy as np
 import pytest
-from conftest import make_panel, run_script
+from conftest import ONE_EPOCH_FIT, data_fixture, fitted_fixture, model_file_fixture, run_script
 
-from sktspt import SPTClassifier, load
+from sktspt import load
 
-TINY = dict(
-    depth=1, d_model=8, architecture__n_heads=2, architecture__dim_feedforward=8, batch_size=8,
-        random_state=0,
-    device__threads=1,
-)
-FAST = dict(pretrain_epochs=1, max_epochs=1, **TINY)
-
-
-@pytest.fixture(scope="module")
-def data():
-    return make_panel(n=12, t=16)
-
-
-@pytest.fixture(scope="module")
-def fitted(data):
-    X, y = data
-    return SPTClassifier(**FAST).fit(X, y)
+data = data_fixture(n=12, t=16)
+fitted = fitted_fixture(ONE_EPOCH_FIT)
 
 
 def craft(src, dst, meta=None, weights=None):
@@ -61,11 +46,7 @@ def craft(src, dst, meta=None, weights=None):
     return dst
 
 
-@pytest.fixture(scope="module")
-def model_file(fitted, tmp_path_factory):
-    path = tmp_path_factory.mktemp("model") / "m.sktspt"
-    fitted.save(path)
-    return path
+model_file = model_file_fixture()
 
 
 def test_a_stated_patch_size_is_bounded_before_prediction_allocates(model_file, tmp_path):

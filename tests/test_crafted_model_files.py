@@ -10,44 +10,15 @@ import json
 import zipfile
 
 import pytest
-from conftest import make_panel
+from conftest import FAST_FIT, craft, data_fixture, fitted_fixture, model_file_fixture
+from conftest import TINY_NET as TINY
 
 import sktspt.persistence.format as persistence_format
 import sktspt.persistence.loading as persistence_loading
-from sktspt import SPTClassifier, SPTPretrainer, load
+from sktspt import SPTPretrainer, load
 
-TINY = dict(
-    depth=1, d_model=16, architecture__n_heads=2, architecture__dim_feedforward=16,
-        architecture__dropout=0.1, batch_size=8,
-    random_state=0,
-)
-FAST = dict(pretrain_epochs=1, max_epochs=2, **TINY)
-
-
-@pytest.fixture(scope="module")
-def data():
-    return make_panel(n=24, t=24)
-
-
-@pytest.fixture(scope="module")
-def fitted(data):
-    X, y = data
-    return SPTClassifier(**FAST).fit(X, y)
-
-
-def craft(src, dst, meta=None, weights=None, extra=()):
-    """Copy a saved model with its metadata edited by ``meta(dict)`` (or replaced by bytes)."""
-    with zipfile.ZipFile(src) as zf:
-        members = {n: zf.read(n) for n in zf.namelist()}
-    if meta is not None:
-        edited = json.loads(members["metadata.json"])
-        out = meta(edited)
-        members["metadata.json"] = out if isinstance(out, bytes) else json.dumps(edited)
-    if weights is not None:
-        members["weights.safetensors"] = weights(members["weights.safetensors"])
-    with zipfile.ZipFile(dst, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-        for name, blob in [*members.items(), *extra]:
-            zf.writestr(name, blob)
+data = data_fixture(n=24, t=24)
+fitted = fitted_fixture(FAST_FIT)
 
 
 def set_in(*keys, value):
@@ -60,11 +31,7 @@ def set_in(*keys, value):
     return edit
 
 
-@pytest.fixture(scope="module")
-def saved(fitted, tmp_path_factory):
-    path = tmp_path_factory.mktemp("saved") / "m.sktspt"
-    fitted.save(path)
-    return path
+saved = model_file_fixture()
 
 
 @pytest.fixture(scope="module")

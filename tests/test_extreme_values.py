@@ -5,24 +5,16 @@ to 1, a non-finite network output is an error and never a label, and data in any
 
 import numpy as np
 import pytest
-from conftest import make_panel
+from conftest import FAST_FIT as FAST
+from conftest import TINY_NET as TINY
+from conftest import data_fixture, make_panel
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sktspt import SPTClassifier
 from sktspt.data import Normalizer
 
-TINY = dict(
-    depth=1, d_model=16, architecture__n_heads=2, architecture__dim_feedforward=16,
-        architecture__dropout=0.1, batch_size=8,
-    random_state=0,
-)
-FAST = dict(pretrain_epochs=1, max_epochs=2, **TINY)
-
-
-@pytest.fixture(scope="module")
-def data():
-    return make_panel(n=24, t=24)
+data = data_fixture(n=24, t=24)
 
 
 @pytest.fixture(scope="module")

@@ -11,21 +11,12 @@ import pickle
 
 import numpy as np
 import pytest
-from conftest import make_panel
+from conftest import ONE_EPOCH_FIT as FAST
+from conftest import data_fixture
 
 from sktspt import SPTClassifier, load
 
-TINY = dict(
-    depth=1, d_model=8, architecture__n_heads=2, architecture__dim_feedforward=8, batch_size=8,
-        random_state=0,
-    device__threads=1,
-)
-FAST = dict(pretrain_epochs=1, max_epochs=1, **TINY)
-
-
-@pytest.fixture(scope="module")
-def data():
-    return make_panel(n=12, t=16)
+data = data_fixture(n=12, t=16)
 
 
 def fitted_state(est) -> bytes:

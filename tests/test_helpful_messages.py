@@ -13,6 +13,8 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from conftest import NARROW_NET_NO_DROPOUT as TINY
+from conftest import data_fixture, make_shifted_noise
 from sklearn.exceptions import NotFittedError
 from sklearn.frozen import FrozenEstimator
 from sklearn.model_selection import cross_val_score
@@ -21,18 +23,7 @@ from skorch.callbacks import EarlyStopping
 import sktspt
 from sktspt import SPTClassifier, SPTPretrainer
 
-TINY = dict(depth=1, d_model=8, architecture__n_heads=2, architecture__dim_feedforward=8,
-            architecture__dropout=0.0, random_state=0,
-            batch_size=8)
-
-
-@pytest.fixture(scope="module")
-def data():
-    rng = np.random.RandomState(0)
-    X = rng.normal(size=(24, 2, 12))
-    y = np.arange(24) % 2
-    X[y == 1, 0] += 1.0
-    return X, y
+data = data_fixture(make_shifted_noise)
 
 
 # --- a fitted pretrainer --------------------------------------------------------------------------

@@ -14,21 +14,12 @@ import zipfile
 
 import numpy as np
 import pytest
-from conftest import make_panel, run_script
+from conftest import FAST_FIT as FAST
+from conftest import craft, data_fixture, run_script
 
 from sktspt import SPTClassifier, load
 
-TINY = dict(
-    depth=1, d_model=16, architecture__n_heads=2, architecture__dim_feedforward=16,
-        architecture__dropout=0.1, batch_size=8,
-    random_state=0,
-)
-FAST = dict(pretrain_epochs=1, max_epochs=2, **TINY)
-
-
-@pytest.fixture(scope="module")
-def data():
-    return make_panel(n=24, t=24)
+data = data_fixture(n=24, t=24)
 
 
 @pytest.fixture(scope="module")
@@ -37,23 +28,6 @@ def model_file(data, tmp_path_factory):
     path = tmp_path_factory.mktemp("model") / "m.sktspt"
     SPTClassifier(**{**FAST, "device__threads": 1}).fit(X, y).save(path)
     return path
-
-
-def craft(src, dst, meta=None, weights=None, extra=()):
-    """Copy a saved model with its metadata edited by ``meta(dict)`` (or given as bytes),
-    its weights by ``weights(bytes)``, and ``extra`` members added."""
-    with zipfile.ZipFile(src) as zf:
-        members = {n: zf.read(n) for n in zf.namelist()}
-    if meta is not None:
-        edited = json.loads(members["metadata.json"])
-        out = meta(edited)
-        members["metadata.json"] = out if isinstance(out, bytes) else json.dumps(edited)
-    if weights is not None:
-        members["weights.safetensors"] = weights(members["weights.safetensors"])
-    with zipfile.ZipFile(dst, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-        for name, blob in [*members.items(), *extra]:
-            zf.writestr(name, blob)
-    return dst
 
 
 def refused(path, match, limit_mb=200):

@@ -9,18 +9,13 @@ import joblib
 import numpy as np
 import pytest
 import torch
+from conftest import TINY_NET as TINY
 from conftest import make_panel
 from skorch.callbacks import EpochScoring
 
 import sktspt
 from sktspt import SPTClassifier, SPTPretrainer, load
 from sktspt.persistence import FORMAT_VERSION
-
-TINY = dict(
-    depth=1, d_model=16, architecture__n_heads=2, architecture__dim_feedforward=16,
-        architecture__dropout=0.1, batch_size=8,
-    random_state=0,
-)
 
 
 @pytest.fixture(scope="module")

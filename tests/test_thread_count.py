@@ -5,26 +5,16 @@ chooses a count from the size of the model's training step, capped by torch's co
 values that are not positive integers are refused.
 """
 
-import numpy as np
 import pytest
 import torch
+from conftest import NARROW_NET_NO_DROPOUT as TINY
+from conftest import data_fixture, make_shifted_noise
 from skorch.callbacks import Callback
 
 from sktspt import SPTClassifier
 from sktspt._concurrency import MACS_PER_THREAD, choose_threads, step_macs
 
-TINY = dict(depth=1, d_model=8, architecture__n_heads=2, architecture__dim_feedforward=8,
-            architecture__dropout=0.0, random_state=0,
-            batch_size=8)
-
-
-@pytest.fixture(scope="module")
-def data():
-    rng = np.random.RandomState(0)
-    X = rng.normal(size=(24, 2, 12))
-    y = np.arange(24) % 2
-    X[y == 1, 0] += 1.0
-    return X, y
+data = data_fixture(make_shifted_noise)
 
 
 class ThreadSpy(Callback):

@@ -12,21 +12,13 @@ import joblib
 import numpy as np
 import pytest
 import torch
-from conftest import make_panel
+from conftest import FAST_FIT as FAST
+from conftest import TINY_NET as TINY
+from conftest import data_fixture
 
 from sktspt import SPTClassifier, SPTPretrainer, load
 
-TINY = dict(
-    depth=1, d_model=16, architecture__n_heads=2, architecture__dim_feedforward=16,
-        architecture__dropout=0.1, batch_size=8,
-    random_state=0,
-)
-FAST = dict(pretrain_epochs=1, max_epochs=2, **TINY)
-
-
-@pytest.fixture(scope="module")
-def data():
-    return make_panel(n=24, t=24)
+data = data_fixture(n=24, t=24)
 
 
 def in_threads(call, n_threads=8, calls_each=3):
