@@ -225,13 +225,19 @@ def _archive(cfg: RunConfig, **overrides):
     """SPT fine-tuned from a pretrained encoder (:mod:`sktspt.pretrained`): the shipped
     ``"archive"`` one, or with :data:`ENCODERS_ENV` set, the half-archive encoder that never
     saw this dataset."""
+    if not os.environ.get(ENCODERS_ENV):  # by name: its fine-tuning budget comes with it
+        return _spt(cfg, **overrides).set_params(pretrainer="archive")
+    spt = _spt(cfg, **{"schedule__steps": _archive_steps(cfg), **overrides})
+    return spt.set_params(pretrainer=_archive_encoder(cfg))
+
+
+def _archive_encoder(cfg: RunConfig):
+    """The pretrained encoder of ``cfg``'s dataset, fitted and frozen: with
+    :data:`ENCODERS_ENV` set, the half-archive one that never saw it, else the shipped one."""
     from ..pretrained import pretrained
 
     folder = os.environ.get(ENCODERS_ENV)
-    if not folder:  # the shipped encoder by name: its fine-tuning budget comes with it
-        return _spt(cfg, **overrides).set_params(pretrainer="archive")
-    spt = _spt(cfg, **{"schedule__steps": _archive_steps(cfg), **overrides})
-    return spt.set_params(pretrainer=pretrained(path=half_encoder(cfg.data.name, folder)))
+    return pretrained(path=half_encoder(cfg.data.name, folder) if folder else None)
 
 
 def _archive_steps(cfg: RunConfig) -> int:
@@ -245,10 +251,7 @@ def _archive_steps(cfg: RunConfig) -> int:
 def _scratch_archive(cfg: RunConfig):
     """The network of ``spt-archive`` from scratch at its fine-tuning steps, its input
     handled as the encoder handles it (per-series standardisation, series resampled)."""
-    from ..pretrained import pretrained
-
-    folder = os.environ.get(ENCODERS_ENV)
-    encoder = pretrained(path=half_encoder(cfg.data.name, folder) if folder else None)
+    encoder = _archive_encoder(cfg)
     handling = {k: v for k, v in encoder.estimator.get_params().items()
                 if k in ("normalize", "tokenizer", "tokenizer__length")}
     return _spt(cfg, pretrain_epochs=0, max_epochs="auto",
@@ -258,12 +261,9 @@ def _scratch_archive(cfg: RunConfig):
 def _archive_probe(cfg: RunConfig):
     """The pretrained encoder's embeddings alone (nothing fine-tuned), standardised, then
     the ridge of ``minirocket`` (:class:`~sktspt.benchmark.labels.PretrainedProbe`)."""
-    from ..pretrained import pretrained
     from .labels import PretrainedProbe
 
-    folder = os.environ.get(ENCODERS_ENV)
-    return PretrainedProbe(pretrained(path=half_encoder(cfg.data.name, folder) if folder
-                                      else None))
+    return PretrainedProbe(_archive_encoder(cfg))
 
 
 def _twt(cfg: RunConfig):
