@@ -101,6 +101,10 @@ def test_spt_archive_fine_tunes_from_the_half_that_never_saw_the_dataset(encoder
     with pytest.raises(ValueError, match="saw Zz"):
         half_encoder("Zz", data)  # a folder without encoders
     monkeypatch.setenv(ENCODERS_ENV, str(out))
+    from sktspt.benchmark.cli import _encoder_setting  # the page says which encoders
+
+    assert _encoder_setting(["spt-archive", "minirocket"]) == {"$SKTSPT_ENCODERS": str(out)}
+    assert _encoder_setting(["spt-span", "minirocket"]) == {}
     row = run_job(Job("Cc", "spt-archive", 0, None, data_dir=str(data)), MODELS["spt-archive"],
                   "auto", 1, {}, n_parallel=1, threads=1)
     assert row["error"] == "" and 0 <= row["accuracy"] <= 1

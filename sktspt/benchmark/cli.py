@@ -238,6 +238,16 @@ def compile_first(todo, models, data_dir: str | None) -> None:
     print(f"done in {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
 
 
+def _encoder_setting(models) -> dict:
+    """The half-archive encoders' folder (``$SKTSPT_ENCODERS``) where a model of the run
+    reads it, so that the page says which encoders its pretrained starts came from."""
+    from .models import ENCODERS_ENV
+
+    folder = os.environ.get(ENCODERS_ENV)
+    reads = {"spt-archive", "scratch-archive", "archive-probe"}
+    return {f"${ENCODERS_ENV}": folder} if folder and reads & set(models) else {}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark from the command line; 0 when every job succeeded, else 1
     (130 when interrupted with Ctrl-C: the finished fits are kept for ``--resume``)."""
@@ -322,6 +332,7 @@ def _main(argv: list[str]) -> int:
            if opts.label_fractions != [None] else {}),
         "backend": f"{args.backend} (n_jobs {args.n_jobs})",
         "torch threads per fit": opts.threads,
+        **_encoder_setting(opts.models),
     }
     page = partial(markdown_page, results, command, started, duration, settings,
                    skipped=skipped)
