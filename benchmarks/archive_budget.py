@@ -38,14 +38,15 @@ def sample_problems(data_dir: str, n: int, max_train: int, seed: int = 0) -> lis
 
 
 def holdout(name: str, data_dir: str, seed: int = 0):
-    """The training split of ``name`` cut 70/30, stratified where every class allows."""
+    """The training split of ``name`` cut 70/30, stratified where the classes allow."""
     from sklearn.model_selection import train_test_split
 
     from sktspt.benchmark.datasets import load_dataset
 
     X, y = load_dataset(name, data_dir)[:2]
     _, counts = np.unique(y, return_counts=True)
-    stratify = y if counts.min() >= 2 else None
+    # stratified where every class has two series and the 30 % can hold one of each
+    stratify = y if counts.min() >= 2 and int(0.3 * len(y)) >= len(counts) else None
     return train_test_split(X, y, test_size=0.3, random_state=seed, stratify=stratify)
 
 
