@@ -46,7 +46,7 @@ def holdout(name: str, data_dir: str, seed: int = 0):
     X, y = load_dataset(name, data_dir)[:2]
     _, counts = np.unique(y, return_counts=True)
     # stratified where every class has two series and the 30 % can hold one of each
-    stratify = y if counts.min() >= 2 and int(0.3 * len(y)) >= len(counts) else None
+    stratify = y if counts.min() >= 2 and np.ceil(0.3 * len(y)) >= len(counts) else None
     return train_test_split(X, y, test_size=0.3, random_state=seed, stratify=stratify)
 
 
