@@ -51,9 +51,8 @@ def fit_score(name: str, model: str, data_dir: str, depth: int | None) -> tuple:
     torch.set_num_threads(1)
     X_fit, X_val, y_fit, y_val = holdout(name, data_dir)
     kw = {} if depth is None else {"depth": depth}
-    if model == "scratch":  # both "auto" phases' steps (2 * schedule__steps) in one phase
-        steps = SPTClassifier()._settings()["schedule__steps"]
-        kw.update(pretrain_epochs=0, schedule__steps=2 * steps)
+    # scratch: both "auto" phases' steps in one phase, which schedule__steps="auto" gives
+    kw["pretrain_epochs"] = 0 if model == "scratch" else "auto"
     clf = SPTClassifier(random_state=0, device__threads=1, **kw)
     t = time.perf_counter()
     clf.fit(X_fit, y_fit)

@@ -38,6 +38,7 @@ import numpy as np
 import torch
 
 from sktspt import SPTClassifier
+from sktspt._routed import PHASE_STEPS
 from sktspt.benchmark import DATASETS, load_dataset
 from sktspt.compress import fuse_layers, truncate_layers
 from sktspt.data import check_panel
@@ -293,7 +294,7 @@ def main(argv=None) -> None:
     parser.add_argument("--pretrain-epochs", type=_epochs, default="auto")
     parser.add_argument("--epochs", type=_epochs, default="auto")
     parser.add_argument("--auto-steps", type=int,
-                        default=SPTClassifier()._settings()["schedule__steps"],
+                        default=PHASE_STEPS,
                         help="optimizer steps per phase for 'auto' epochs")
     parser.add_argument("--fuse-depths", nargs="+", type=int, default=None,
                         help="depths TWT fuses to (default: 1 .. depth - 1)")

@@ -57,7 +57,8 @@ def worker(job: dict) -> dict:
     else:
         from sktspt import SPTClassifier
 
-        model = SPTClassifier(random_state=job["seed"], device__threads=1, **job.get("params", {}))
+        model = SPTClassifier(random_state=job["seed"], device__threads=1,  # SPT, as measured
+                              **{"pretrain_epochs": "auto", **job.get("params", {})})
     wall, cpu = time.perf_counter(), time.process_time()
     model.fit(X, y)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu

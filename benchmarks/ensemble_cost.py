@@ -46,7 +46,8 @@ def fit_seconds(X, y, members: int, threads: int, device: str, steps: int | None
     wall, cpu = float("inf"), float("inf")
     for _ in range(repeats):
         clf = SPTClassifier(n_estimators=members, device__threads=threads, device=device,
-                            random_state=0, **({} if steps is None else {"schedule__steps": steps}))
+                            random_state=0, pretrain_epochs="auto",
+                            **({} if steps is None else {"schedule__steps": steps}))
         if device == "cuda":
             torch.cuda.synchronize()
         w, c = time.perf_counter(), time.process_time()

@@ -489,7 +489,8 @@ def measure_gunpoint(cfg: SpeedConfig, peak: dict, log: Callable = print) -> dic
     out["mvts"] = compare_mvts("GunPoint", X, y, DEFAULT_SIZE, replace(cfg, batch_size=16),
                                cfg.mvts_epochs + 1, spt_epochs=max(cfg.epochs, 6))
     log(f"  GunPoint MVTS at default size: SPT is {out['mvts']['ratio_cpu']:.1f}x faster (cpu)")
-    epochs = {} if cfg.gunpoint_full_fit else dict(pretrain_epochs=5, max_epochs=5)
+    epochs = (dict(pretrain_epochs="auto") if cfg.gunpoint_full_fit
+              else dict(pretrain_epochs=5, max_epochs=5))
     clf = SPTClassifier(random_state=cfg.seed, **epochs)
     with PeakRSS() as mem, timed() as t:
         clf.fit(X, y)

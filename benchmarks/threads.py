@@ -45,8 +45,8 @@ def main(argv=None) -> None:
             seen = _SeenThreads()
             kw = {} if args.auto_steps is None else {"schedule__steps": args.auto_steps}
             start = time.perf_counter()
-            SPTClassifier(random_state=0, device__threads=n_threads, callbacks=[seen],
-                          **kw).fit(X, y)
+            SPTClassifier(pretrain_epochs="auto", random_state=0, device__threads=n_threads,
+                          callbacks=[seen], **kw).fit(X, y)
             seconds = time.perf_counter() - start
             print(f"n_threads={n_threads} ran_with={seen.count} auto_steps="
                   f"{args.auto_steps or 'default'} busy={args.busy} fit_s={seconds:.1f} "

@@ -410,6 +410,8 @@ def fit_score(params: dict, X, y, train, test, scratch: bool, seed: int,
     """Test-fold accuracy of one fit, and what ``augment="auto"`` chose from its evidence."""
     torch.set_num_threads(1)
     params = {RENAMED.get(k, k): v for k, v in params.items()}  # old flat names, as renamed
+    if not scratch:  # SPT's arm self-pretrains unless the config says otherwise
+        params.setdefault("pretrain_epochs", "auto")
     fraction = params.pop("label_fraction", None)
     unlabeled = None
     n_pretrain = len(y[train])  # pretraining sees the whole fold, labelled or not

@@ -1,8 +1,9 @@
 """Quick start: SPT versus the same transformer trained from scratch, on any UCR/UEA dataset.
 
 Both models see only the training split and keep their last epoch; the test split is scored
-once per model. Equal optimizer steps: SPT runs ``schedule__steps`` steps of masked reconstruction
-plus ``schedule__steps`` of fine-tuning; scratch runs ``2 * auto_steps`` of fine-tuning.
+once per model. Equal optimizer steps: SPT (``pretrain_epochs="auto"``) splits
+``2 * schedule__steps`` steps between masked reconstruction and fine-tuning; scratch runs all
+of them as fine-tuning.
 
     python examples/quickstart.py [--dataset GunPoint] [--data-dir DIR] [--seeds 0 1 2]
 
@@ -18,6 +19,7 @@ import time
 import numpy as np
 
 from sktspt import SPTClassifier
+from sktspt._routed import PHASE_STEPS
 from sktspt.benchmark import load_dataset
 
 
@@ -26,16 +28,17 @@ def main() -> None:
     parser.add_argument("--dataset", default="GunPoint")
     parser.add_argument("--data-dir", default=None)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--steps", type=int, default=SPTClassifier().auto_steps,
-                        help="optimizer steps per phase on average (auto_steps): SPT splits "
-                             "twice this by pretrain_share, scratch fine-tunes for all of it")
+    parser.add_argument("--steps", type=int, default=PHASE_STEPS,
+                        help="optimizer steps per phase on average (schedule__steps): SPT "
+                             "splits twice this by schedule__pretrain_share, scratch "
+                             "fine-tunes for all of it")
     args = parser.parse_args()
 
     X_train, y_train, X_test, y_test, _ = load_dataset(args.dataset, args.data_dir)
     print(f"{args.dataset}: {len(X_train)} training and {len(X_test)} test series")
 
     models = {
-        "SPT": dict(schedule__steps=args.steps),
+        "SPT": dict(pretrain_epochs="auto", schedule__steps=args.steps),
         "scratch": dict(pretrain_epochs=0, schedule__steps=2 * args.steps),
     }
     for name, params in models.items():

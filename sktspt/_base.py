@@ -24,7 +24,14 @@ from ._params import (
     resolve_device,
     validate,
 )
-from ._routed import DEPRECATED_OPTIONS, ENCODER_FIELDS, RENAMED, ROUTED, RoutedParams
+from ._routed import (
+    DEPRECATED_OPTIONS,
+    ENCODER_FIELDS,
+    RENAMED,
+    ROUTED,
+    RoutedParams,
+    phase_steps,
+)
 from .augment import Augmentation
 from .claim import RunLock, fit_fingerprint, open_run
 from .data import InputSpec, PanelInfo, check_panel, warn_if_transposed
@@ -317,7 +324,7 @@ class SPTBase(RoutedParams, BaseEstimator):
         s = self._settings()
         return Trainer(
             lr=s["lr"], weight_decay=s["optimizer__weight_decay"], batch_size=s["batch_size"],
-            warmup=s["schedule__warmup"], auto_steps=s["schedule__steps"],
+            warmup=s["schedule__warmup"], auto_steps=phase_steps(s["schedule__steps"]),
             auto_min_batches=self._auto_min_batches,
             validation_fraction=s["validation_fraction"], patience=s["schedule__patience"],
             verbose=s["verbose"], device=resolve_device(s["device"]),

@@ -58,14 +58,18 @@ wants batches of 32 or more). ``"masked+sigreg"``: reconstruction plus
 embeddings, which keeps them spread out (see :mod:`sktspt.objectives`)."""),
     # training length and optimisation
     "pretrain_epochs": ('int or "auto"', """
-Self-pretraining epochs, ``>= 0``; 0 trains from scratch. ``"auto"``: the epochs that
-give about ``schedule__steps`` optimizer steps (``pretrain_epochs_`` after fit)."""),
+Self-pretraining epochs, ``>= 0``; 0 trains from scratch, fine-tuning then taking both
+phases' optimizer steps (``schedule__steps="auto"``). ``"auto"``: the epochs that give
+about ``schedule__steps`` optimizer steps (``pretrain_epochs_`` after fit), and
+pretraining sees ``X_unlabeled`` too. The classifier's default is 0 because on the UCR
+archive self-pretraining on the task's own series lost to this from-scratch fit
+(``docs/results-archive.md``); the regressor's is ``"auto"``."""),
     "max_epochs": ('int or "auto"', """
 Fine-tuning epochs, ``>= 0``; ``"auto"`` as for ``pretrain_epochs`` (``max_epochs_``).
 A classifier's ``"auto"`` phases count an epoch of fewer than 10 batches as 10, so on a
 small training set (under 160 series at batch 16) each runs at most a tenth of its step
-budget in epochs (50 pretraining and 150 fine-tuning by default), fewer steps than the
-budget; the from-scratch control (``schedule__steps`` doubled) keeps the same epochs in all."""),
+budget in epochs (50 pretraining and 150 fine-tuning, or 200 from scratch), fewer steps
+than the budget; a fit from scratch keeps the same epochs in all as a pretraining one."""),
     "lr": ("float", "Peak learning rate of AdamW (linear warm-up, cosine decay per batch)."),
     "batch_size": ("int", "Series per batch."),
     "loss": ('{"squared_error", "huber"}', """

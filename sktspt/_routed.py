@@ -43,8 +43,17 @@ from ._params import (
 from .augment import MIXUP_KINDS
 from .nn.positional import POSITIONALS
 
-__all__ = ["DEPRECATED_OPTIONS", "ENCODER_FIELDS", "GROUPS", "RENAMED", "ROUTED", "RoutedParams",
-           "Setting", "check_encoder_value"]
+__all__ = ["DEPRECATED_OPTIONS", "ENCODER_FIELDS", "GROUPS", "PHASE_STEPS", "RENAMED", "ROUTED",
+           "RoutedParams", "Setting", "check_encoder_value", "phase_steps"]
+
+
+#: Optimizer steps of one ``"auto"`` phase where ``schedule__steps`` is ``"auto"``.
+PHASE_STEPS = 1000
+
+
+def phase_steps(steps) -> int:
+    """``schedule__steps`` as the steps of one phase: :data:`PHASE_STEPS` for ``"auto"``."""
+    return PHASE_STEPS if steps == "auto" else int(steps)
 
 
 @dataclass(frozen=True)
@@ -130,10 +139,12 @@ reconstructed. None masks all channels. Unused by ``"lejepa"``.""", "mask_channe
                                                          "a number in [0, 1]"), "float",
                                             "Weight of SIGReg in ``[0, 1]`` (unused with "
                                             "``\"masked\"``).", "sigreg_lambda"),
-    "schedule__steps": _S(1000, Integer(1), "int", """
+    "schedule__steps": _S("auto", Integer(1, auto=True), 'int or "auto"', """
 Optimizer steps per phase that ``"auto"`` epochs aim at, positive: small datasets get
 enough updates, large ones are not over-trained. Where both phases are ``"auto"``,
-their ``2 * schedule__steps`` steps are split by ``schedule__pretrain_share``.""",
+their ``2 * schedule__steps`` steps are split by ``schedule__pretrain_share``.
+``"auto"``: :data:`PHASE_STEPS` (1000) per phase, and both phases' 2000 for a fit that
+does not pretrain, so a fit from scratch takes the steps of a pretraining one.""",
                           "auto_steps"),
     "schedule__pretrain_share": _S(0.25, Number(lambda v: 0 < v < 1, "a number in (0, 1)"),
                                    "float", """

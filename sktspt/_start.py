@@ -1,5 +1,6 @@
-"""Starting a supervised fit from a fitted pretrainer: what the pretrainer fixes, and the
-warning when a parameter set on the estimator is therefore ignored."""
+"""How a supervised fit starts: what a fitted pretrainer fixes, and the warnings when a
+parameter set on the estimator is therefore ignored, or set for a pretraining that this fit
+does not run."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import warnings
 
 from ._params import show
 
-__all__ = ["PRETRAINER_SETTINGS", "warn_overridden"]
+__all__ = ["PRETRAINER_SETTINGS", "PRETRAINING_SETTINGS", "warn_overridden",
+           "warn_unused_pretraining"]
 
 #: Parameters and settings that a fitted ``pretrainer`` fixes (its architecture and input
 #: handling).
@@ -40,4 +42,34 @@ def warn_overridden(est, pre) -> None:
             "values.",
             UserWarning,
             stacklevel=8,  # fit's caller, through the fit wrappers
+        )
+
+
+#: Parameters and settings that only self-pretraining inside ``fit`` reads.
+PRETRAINING_SETTINGS = (
+    "masking", "masking__ratio", "masking__ratio_spread", "masking__mean_span",
+    "masking__channels", "pretrain_objective", "pretrain_objective__sigreg_lambda",
+    "schedule__pretrain_share", "callbacks__pretrain",
+)
+
+
+def warn_unused_pretraining(est) -> None:
+    """Warn when a pretraining setting is set away from its default on a fit that does
+    not self-pretrain (``pretrain_epochs=0``, the classifier's default, or a
+    ``pretrainer``), so that it is not silently ignored."""
+    if est.pretrain_epochs != 0 and est.pretrainer is None:
+        return
+    mine, defaults = est._settings(), type(est)()._settings()
+    unused = [name for name in PRETRAINING_SETTINGS
+              if name in mine and mine[name] != defaults.get(name)]
+    if unused:
+        why = ("it starts from a pretrainer" if est.pretrainer is not None
+               else "pretrain_epochs=0")
+        warnings.warn(
+            f"{type(est).__name__}("
+            + ", ".join(f"{k}={show(mine[k])}" for k in unused)
+            + f") is unused: this fit does not self-pretrain ({why}). Set "
+            "pretrain_epochs='auto' (or a count) to pretrain on the training series.",
+            UserWarning,
+            stacklevel=6,  # fit's caller, through the fit wrappers
         )

@@ -35,7 +35,8 @@ from ._base import (
 )
 from ._concurrency import settle_eval
 from ._params import EPOCHS, Number, boolean, estimator_or_none
-from ._start import warn_overridden
+from ._routed import PHASE_STEPS
+from ._start import warn_overridden, warn_unused_pretraining
 from .augment import resolve_mixup
 from .data import check_panel
 from .inference import INFERENCE_BATCH
@@ -165,6 +166,7 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
                 "an SPTPretrainer fitted on it).",
                 UserWarning, stacklevel=6,  # fit's caller, through the fit wrappers
             )
+        warn_unused_pretraining(self)
         self.mixup_, self.mixup_kind_ = resolve_mixup(self.mixup, Xp, s["mixup__kind"])
         self.augment_ = False if self.augment == "auto" else self.augment  # until chosen
         with self._seeded(seed):
@@ -237,15 +239,20 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         Where both phases are ``"auto"`` and this fit pretrains, they split
         ``2 * schedule__steps`` by ``schedule__pretrain_share``: equal total steps to the
         from-scratch control (``pretrain_epochs=0``, ``schedule__steps`` doubled) whatever
-        the split. Fine-tuning from a shipped encoder (``pretrainer="archive"``) aims at
+        the split. With ``schedule__steps="auto"`` a fit that neither pretrains nor starts
+        from a pretrainer takes both phases' steps in fine-tuning (that control, by
+        default). Fine-tuning from a shipped encoder (``pretrainer="archive"``) aims at
         :data:`sktspt.pretrained.FINETUNE_STEPS` unless ``schedule__steps`` is given.
         """
         s = self._settings()
         steps, share = s["schedule__steps"], s["schedule__pretrain_share"]
-        if isinstance(self.pretrainer, str) and "schedule__steps" not in self._values:
+        if isinstance(self.pretrainer, str) and steps == "auto":
             from .pretrained import FINETUNE_STEPS  # a shipped encoder's start is good
 
             return FINETUNE_STEPS
+        if steps == "auto":
+            scratch = self.pretrainer is None and self.pretrain_epochs == 0
+            steps = (2 if scratch else 1) * PHASE_STEPS
         both = self.pretrain_epochs == "auto" and self.max_epochs == "auto"
         if not both or self.pretrainer is not None:
             return steps

@@ -35,14 +35,16 @@ TURN_BLOCK_VALUES = 2**24
 
 @document_parameters()
 class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
-    """Time-series transformer classifier with self-pretraining (SPT).
+    """Time-series transformer classifier, with optional self-pretraining (SPT).
 
-    ``fit(X, y)`` first trains the network to reconstruct masked values of the
-    training series themselves (``pretrain_epochs``; labels unused), then fine-tunes
-    all weights with a fresh classification head on the labels (``max_epochs``).
-    ``pretrain_epochs=0`` trains the identical network from scratch: the control to
-    compare with (at equal optimizer steps: ``auto_steps`` doubled, or ``max_epochs``
-    set to the sum of both phases).
+    With ``pretrain_epochs="auto"`` (or a count), ``fit(X, y)`` first trains the network
+    to reconstruct masked values of the training series themselves (labels unused), then
+    fine-tunes all weights with a fresh classification head on the labels
+    (``max_epochs``). The default, ``pretrain_epochs=0``, trains the identical network
+    from scratch at the same optimizer steps: on the UCR archive self-pretraining on a
+    task's own series did not pay (``docs/results-archive.md``). Either is the other's
+    control. A ``pretrainer`` (an encoder pretrained elsewhere, such as the shipped
+    ``"archive"`` one) starts fine-tuning from its weights.
 
     Pretraining happens inside ``fit``, so in cross-validation each fold pretrains on
     its own training part only. By default all training data is used and the last
@@ -94,8 +96,8 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
 
     #: An ``"auto"`` phase counts an epoch of fewer batches as this many, so on a training
     #: set of fewer than 160 series (at batch 16) a phase runs at most a tenth of its step
-    #: budget in epochs (50 pretraining, 150 fine-tuning by default) instead of the whole
-    #: budget: on small sets the extra epochs cost time without accuracy
+    #: budget in epochs (50 pretraining and 150 fine-tuning, or 200 from scratch) instead
+    #: of the whole budget: on small sets the extra epochs cost time without accuracy
     #: (``docs/tuning-history.md``, round 42). Where pretraining also sees ``X_unlabeled``
     #: its epochs count on all its series.
     _auto_min_batches = 10
@@ -122,7 +124,7 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
         normalize="auto",
         masking="span",
         pretrain_objective="masked",
-        pretrain_epochs="auto",
+        pretrain_epochs=0,
         max_epochs="auto",
         lr=1e-3,
         batch_size=16,

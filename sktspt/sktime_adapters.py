@@ -165,8 +165,9 @@ class _SavedWhereAsked:
 class SPTClassifierSktime(_SavedWhereAsked, _RoutedByName, ParameterHints, BaseClassifier):
     """:class:`~sktspt.SPTClassifier` as an sktime classifier.
 
-    Self-pretrains a transformer on the training series (masked reconstruction),
-    then fine-tunes it with the labels, inside ``fit``. Use it wherever sktime needs
+    Trains a transformer on the labels inside ``fit``, from scratch by default, or
+    (``pretrain_epochs="auto"``) after self-pretraining it on the training series
+    (masked reconstruction). Use it wherever sktime needs
     its own classifier type: ``ClassificationBenchmark``, ``evaluate``, sktime
     pipelines and tuners. Accepts any sktime Panel input, multivariate, of unequal
     length and with missing values (NaN).

@@ -19,10 +19,11 @@ def test_auto_epochs_give_the_step_budget():
     assert len(clf.pretrain_history_) == 3 and len(clf.history_) == 3
     # the default share: a quarter of the 60 steps pretrain (15), the rest (45) fine-tune,
     # at 10 steps an epoch at least
-    clf = SPTClassifier(schedule__steps=30, validation_fraction=0.0, **TINY).fit(X, y)
+    spt = dict(pretrain_epochs="auto", schedule__steps=30, validation_fraction=0.0, **TINY)
+    clf = SPTClassifier(**spt).fit(X, y)
     assert (clf.pretrain_epochs_, clf.max_epochs_) == (2, 5)
     # ... at 10 batches an epoch (batch 4) the budget's steps hold exactly
-    clf = SPTClassifier(schedule__steps=30, batch_size=4, validation_fraction=0.0, **TINY).fit(X, y)
+    clf = SPTClassifier(**{**spt, "batch_size": 4}).fit(X, y)
     assert (clf.pretrain_epochs_, clf.max_epochs_) == (2, 5)
     assert len(clf.history_[-1, "batches"]) == 10
 
@@ -42,8 +43,8 @@ def test_auto_epochs_count_only_the_training_part():
 
 def test_pretrain_share_splits_the_two_auto_phases():
     X, y = make_panel(n=40)  # 3 steps an epoch; 2 * 30 steps in all, 12 of them pretraining
-    clf = SPTClassifier(schedule__steps=30, schedule__pretrain_share=0.2, validation_fraction=0.0,
-                        **TINY).fit(X, y)
+    clf = SPTClassifier(pretrain_epochs="auto", schedule__steps=30, schedule__pretrain_share=0.2,
+                        validation_fraction=0.0, **TINY).fit(X, y)
     assert (clf.pretrain_epochs_, clf.max_epochs_) == (2, 5)  # 12 and 48 steps, 10 an epoch
     # a fixed epoch count in either phase leaves the other at auto_steps, share unused
     clf = SPTClassifier(pretrain_epochs=2, schedule__steps=30, schedule__pretrain_share=0.2,
@@ -101,8 +102,8 @@ def test_warmup_is_the_rising_part_of_each_phase(warmup, rising):
 @pytest.mark.parametrize("params, match", [
     ({"warmup": 1.0}, 'schedule__warmup must be "auto" or a number in \\[0, 1\\)'),
     ({"warmup": "long"}, 'schedule__warmup must be "auto" or a number in \\[0, 1\\)'),
-    ({"schedule__steps": 0}, "schedule__steps must be a positive integer"),
-    ({"schedule__steps": 1.5}, "schedule__steps must be a positive integer"),
+    ({"schedule__steps": 0}, "schedule__steps must be 'auto' or a positive integer"),
+    ({"schedule__steps": 1.5}, "schedule__steps must be 'auto' or a positive integer"),
     ({"max_epochs": "many"}, "max_epochs must be 'auto' or a non-negative integer"),
     ({"pretrain_epochs": -1}, "pretrain_epochs must be 'auto' or a non-negative integer"),
     ({"pretrain_share": 1.0}, "schedule__pretrain_share must be a number in \\(0, 1\\)"),

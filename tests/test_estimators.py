@@ -42,6 +42,23 @@ def test_scratch_control_skips_pretraining(panel):
     assert clf.pretrain_history_ is None
 
 
+@pytest.mark.parametrize("n", [40, 200])  # under and over 160 series: epoch caps and steps
+def test_the_default_fits_from_scratch_at_a_pretraining_fits_steps(n):
+    """The default follows the archive's verdict: no self-pretraining, and fine-tuning
+    takes both phases' steps, so it costs what ``pretrain_epochs="auto"`` costs; an
+    explicit ``schedule__steps`` keeps its meaning (steps per phase)."""
+    scratch, spt = SPTClassifier(), SPTClassifier(pretrain_epochs="auto")
+    assert scratch.pretrain_epochs == 0
+    per_epoch = -(-n // 16)  # each phase rounds its steps to whole epochs
+    assert abs(scratch._planned_steps(n) - spt._planned_steps(n)) < 2 * per_epoch
+    assert spt._auto_budget("pretrain") + spt._auto_budget("finetune") == 2000
+    control = SPTClassifier(pretrain_epochs=0, schedule__steps=300)
+    assert control._auto_budget("finetune") == 300
+    X, y = make_panel(n=n, t=24)
+    clf = SPTClassifier(**TINY, random_state=0, schedule__steps=4).fit(X, y)
+    assert clf.pretrain_history_ is None and clf.pretrain_epochs_ == 0
+
+
 def test_pretraining_changes_the_starting_point(panel):
     X, y = panel
     spt = tiny_clf(max_epochs=1).fit(X, y)
@@ -236,3 +253,16 @@ def test_defaults_hold_at_the_archive_extremes():
     proba = clf.predict_proba(X[:5])
     assert proba.shape == (5, 30) and np.allclose(proba.sum(axis=1), 1.0, atol=1e-5)
     np.testing.assert_array_equal(clf.classes_, np.arange(30))
+
+
+def test_pretraining_settings_on_a_fit_that_does_not_pretrain_are_reported(panel):
+    X, y = panel
+    with pytest.warns(UserWarning, match=r"masking='random'.*is unused.*pretrain_epochs=0"):
+        tiny_clf(pretrain_epochs=0, max_epochs=1, masking="random").fit(X, y)
+    with pytest.warns(UserWarning, match=r"masking__ratio=0.5.*is unused"):
+        SPTClassifier(**TINY, masking__ratio=0.5, schedule__steps=2, random_state=0).fit(X, y)
+    import warnings
+
+    with warnings.catch_warnings():  # pretraining reads them: nothing to report
+        warnings.simplefilter("error")
+        tiny_clf(pretrain_epochs=1, max_epochs=1, masking="random").fit(X, y)

@@ -29,6 +29,6 @@ def test_a_fit_reports_the_screen_and_a_test_score(monkeypatch):
 def _tiny(**kw):
     from sktspt import SPTClassifier
 
-    return SPTClassifier(depth=1, d_model=16, architecture__n_heads=2,
-                         architecture__dim_feedforward=16, pretrain_epochs=1,
-                         max_epochs=2, **kw)
+    return SPTClassifier(**{**kw, "depth": 1, "d_model": 16, "architecture__n_heads": 2,
+                            "architecture__dim_feedforward": 16, "pretrain_epochs": 1,
+                            "max_epochs": 2})

@@ -55,7 +55,7 @@ def test_grid_search_over_a_routed_setting():
     X = rng.normal(size=(24, 1, 16))
     y = np.repeat([0, 1], 12)
     X[y == 1] += 1.0
-    base = SPTClassifier(depth=1, d_model=8, architecture__n_heads=2, pretrain_epochs=0,
+    base = SPTClassifier(depth=1, d_model=8, architecture__n_heads=2, pretrain_epochs=1,
                          max_epochs=1, batch_size=8, random_state=0, device__threads=1)
     search = GridSearchCV(base, {"masking__ratio": [0.5, 0.7]}, cv=2).fit(X, y)
     assert search.best_params_["masking__ratio"] in (0.5, 0.7)

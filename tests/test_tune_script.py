@@ -113,7 +113,8 @@ def _round(name: str) -> int:
 
 
 def test_current_base_config_is_the_package_defaults():
-    """``r29_share25`` is what ``SPTClassifier()`` does.
+    """``r35_rocket`` is what ``SPTClassifier(pretrain_epochs="auto")`` does (the default
+    until 0.4, when the classifier's default stopped self-pretraining).
 
     Rounds 21-25 compared against ``r21_spread``; ``r20_base`` is the same with one mask
     ratio for every series; ``r19_base`` is that but
@@ -130,7 +131,10 @@ def test_current_base_config_is_the_package_defaults():
     from sktspt.data import resolve_patch_size
 
     tune = load_benchmark("tune")
-    defaults = SPTClassifier()._settings()
+    from sktspt._routed import phase_steps
+
+    defaults = SPTClassifier(pretrain_epochs="auto")._settings()
+    defaults["schedule__steps"] = phase_steps(defaults["schedule__steps"])
     assert tune.CONFIGS["r11_base"] == {**tune.CONFIGS["r18_auto"], "mixup": 0.0}
     assert tune.CONFIGS["r18_auto"] == {**tune.CONFIGS["r19_base"], "patch_tokens": 32}
     assert tune.CONFIGS["r19_base"] == {**tune.CONFIGS["r20_base"], "mixup__kind": "blend"}

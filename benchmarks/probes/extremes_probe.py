@@ -39,7 +39,8 @@ def fit_score(name: str, per_class: int, seed: int, augment) -> dict:
     X, y, X_test, y_test, _ = load_dataset(name)
     keep = draw(y, per_class, seed)
     start = time.perf_counter()
-    clf = SPTClassifier(augment=augment, random_state=seed).fit(_safe_indexing(X, keep), y[keep])
+    clf = SPTClassifier(augment=augment, pretrain_epochs="auto", random_state=seed)
+    clf.fit(_safe_indexing(X, keep), y[keep])
     return {"dataset": name, "draw": seed, "augment": augment, "chose": clf.augment_,
             "evidence": clf.augment_evidence_, "accuracy": clf.score(X_test, y_test),
             "seconds": time.perf_counter() - start}

@@ -42,7 +42,8 @@ def main() -> None:
     print("|---|---|---|---|---|")
     for name in DATASETS:
         X, y, X_test, _, info = load_dataset(name)
-        spt = SPTClassifier(random_state=0, device__threads=1, schedule__steps=20).fit(X, y)
+        spt = SPTClassifier(pretrain_epochs="auto", random_state=0, device__threads=1,
+                            schedule__steps=20).fit(X, y)
         cfg = RunConfig(seed=0, pretrain_epochs="auto", epochs="auto", depth=None, data=info)
         rocket = MODELS["minirocket"].factory(cfg).fit(X, y)
         copies = 8 if spt.augment_ == "roll" else 1

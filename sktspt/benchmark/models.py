@@ -143,8 +143,9 @@ def _scratch(cfg: RunConfig, estimator=_classifier, **overrides):
         return _spt(cfg, estimator, pretrain_epochs=0, max_epochs=-(-steps // per_epoch),
                     **overrides)
     if cfg.pretrain_epochs == "auto" or cfg.epochs == "auto":
-        steps = cfg.params.get("schedule__steps", estimator()()._settings()["schedule__steps"])
-        return _spt(cfg, estimator, pretrain_epochs=0, max_epochs="auto", schedule__steps=2 * steps,
+        steps = cfg.params.get("schedule__steps", "auto")  # "auto": both phases', by itself
+        steps = steps if steps == "auto" else 2 * steps
+        return _spt(cfg, estimator, pretrain_epochs=0, max_epochs="auto", schedule__steps=steps,
                     **overrides)
     return _spt(cfg, estimator, pretrain_epochs=0,
                 max_epochs=cfg.pretrain_epochs + cfg.epochs, **overrides)

@@ -161,7 +161,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="the seeds themselves, never a count: --seed-list 5 runs seed 5 alone, "
              "--seed-list 0 1 2 the default three")
     add("--pretrain-epochs", type=_epochs,
-        help="self-pretraining epochs, or 'auto' (default: SPTClassifier's)")
+        help="self-pretraining epochs of the SPT models, or 'auto' (the default, "
+        "whatever SPTClassifier's own default)")
     add("--epochs", type=_epochs, help="fine-tuning epochs, or 'auto' (default: SPTClassifier's)")
     add("--depth", nargs="+", metavar="D",
         help="encoder depth; several values run a depth study (default: SPTClassifier's)")
@@ -270,7 +271,7 @@ def resolve_options(args: argparse.Namespace, parser: argparse.ArgumentParser) -
                 )
         pretrain = args.pretrain_epochs
         if pretrain is None:
-            pretrain = quick.get("pretrain_epochs", defaults["pretrain_epochs"])
+            pretrain = quick.get("pretrain_epochs", "auto")  # the SPT models self-pretrain
         epochs = args.epochs if args.epochs is not None else quick.get(
             "epochs", defaults["max_epochs"])
         if (pretrain != "auto" and pretrain < 0) or (epochs != "auto" and epochs < 1):
