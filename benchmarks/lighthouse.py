@@ -425,9 +425,9 @@ def report(speed_rows, blocks, sweep, pre, cls, command: str, minutes: float) ->
         "```python",
         "from sktspt import SPTClassifier",
         "",
-        "clf = SPTClassifier(depth=6, patch_size=1, dropout=0.0, attention=\"lighthouse\",",
-        "                    lighthouse_levels=3, lighthouse_pool=4, lighthouse_topk=8,",
-        "                    lighthouse_recovery=0.1)",
+        "clf = SPTClassifier(depth=6, tokenizer__patch_size=1, architecture__dropout=0.0,",
+        "                    attention=\"lighthouse\", attention__levels=3, attention__pool=4,",
+        "                    attention__topk=8, attention__recovery=0.1)",
         "```",
         "",
         "- Worth it only on long token sequences: in the step table above it starts to pay "

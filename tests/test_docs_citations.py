@@ -63,3 +63,16 @@ def test_the_parameter_table_has_one_short_row_per_parameter():
     assert len(named) == len(set(named))
     long = [row.split("|")[1].strip() for row in rows if len(row) > 260]
     assert not long, f"rows over 260 characters: {long}"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_code_on_the_pages_uses_current_parameter_names(page):
+    """A call shown on a page uses no name that now raises a ``FutureWarning``."""
+    from sktspt._routed import RENAMED
+
+    text = page.read_text()
+    if page.name in ("CHANGELOG.md", "tuning-history.md"):  # old names on purpose
+        return
+    old = [(k, RENAMED[k]) for call in re.findall(r"SPT\w*\(([^()]*)\)", text)
+           for k in re.findall(r"(\w+)=", call) if k in RENAMED]
+    assert not old, f"{page.name} calls with old names (old, new): {old}"
