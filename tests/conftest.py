@@ -204,6 +204,35 @@ class Majority:
         return np.full(len(X), self.label_)
 
 
+#: Script text for the fuzzing scripts run by :func:`run_script`: ``try_file(target, meta,
+#: weights, label, use, outcome)`` writes a model file of ``meta`` and ``weights``, loads it
+#: and calls ``use(estimator)``, counting a ``ValueError`` at load as refused and any other
+#: error, at load or in ``use``, as a failure.
+TRY_FILE = r"""
+import json, zipfile
+from sktspt import load
+
+
+def try_file(target, meta, weights, label, use, outcome):
+    with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("metadata.json", json.dumps(meta))
+        zf.writestr("weights.safetensors", weights)
+    try:
+        est = load(target)
+    except ValueError:
+        outcome["refused"] += 1
+        return
+    except BaseException as exc:
+        outcome["failures"].append(f"load {label}: {type(exc).__name__}: {str(exc)[:200]}")
+        return
+    outcome["loaded"] += 1
+    try:
+        use(est)
+    except BaseException as exc:
+        outcome["failures"].append(f"predict {label}: {type(exc).__name__}: {str(exc)[:200]}")
+"""
+
+
 def run_script(tmp_path: Path, code: str, *args: str) -> dict:
     """Run ``code`` as a script in a process of its own (so that its peak memory is its own),
     with this checkout's ``sktspt`` and one thread; it writes JSON to the path passed as its

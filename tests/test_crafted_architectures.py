@@ -9,7 +9,14 @@ import os
 
 import numpy as np
 import pytest
-from conftest import ONE_EPOCH_FIT, data_fixture, fitted_fixture, model_file_fixture, run_script
+from conftest import (
+    ONE_EPOCH_FIT,
+    TRY_FILE,
+    data_fixture,
+    fitted_fixture,
+    model_file_fixture,
+    run_script,
+)
 
 from sktspt import load
 
@@ -89,14 +96,13 @@ def test_weights_that_compress_like_a_zip_bomb_are_refused(model_file, tmp_path)
     load(craft(model_file, tmp_path / "wide.sktspt", wide, weights="random"))  # real ones load
 
 
-ARCH_FUZZ = r"""
+ARCH_FUZZ = TRY_FILE + r"""
 import json, math, resource, sys, zipfile
 cap = int(sys.argv[4]) * 2**20
 resource.setrlimit(resource.RLIMIT_AS, (cap, cap))  # a runaway allocation fails, not the host
 import numpy as np
 import torch
 from safetensors.torch import save as save_tensors
-from sktspt import load
 from sktspt.persistence.loading import _build
 
 src, X_path, out_path = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -139,6 +145,11 @@ def weights_for(m):
     return save_tensors({k: torch.randn(v.shape).to(v.dtype) for k, v in state.items()})
 
 
+def predicts(est):
+    Xf = X if est.n_channels_ == X.shape[1] else np.repeat(X[:, :1], est.n_channels_, 1)
+    assert len(est.predict(Xf)) == len(X)
+
+
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 outcome = {"refused": 0, "loaded": 0, "failures": []}
 target = out_path + ".sktspt"
@@ -146,24 +157,7 @@ for field in ("patch_size", "max_tokens", "n_channels", "d_model", "depth",
               "dim_feedforward", "n_heads"):
     for value in VALUES:
         m = edited(field, value)
-        with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-            zf.writestr("metadata.json", json.dumps(m))
-            zf.writestr("weights.safetensors", weights_for(m))
-        try:
-            est = load(target)
-        except ValueError:
-            outcome["refused"] += 1
-            continue
-        except BaseException as exc:
-            outcome["failures"].append(f"load {field}={value!r}: {type(exc).__name__}: {exc}")
-            continue
-        outcome["loaded"] += 1
-        try:
-            Xf = X if est.n_channels_ == X.shape[1] else np.repeat(X[:, :1], est.n_channels_, 1)
-            assert len(est.predict(Xf)) == len(X)
-        except BaseException as exc:
-            outcome["failures"].append(f"predict {field}={value!r}: {type(exc).__name__}: "
-                                       f"{str(exc)[:200]}")
+        try_file(target, m, weights_for(m), f"{field}={value!r}", predicts, outcome)
 outcome["peak_mb"] = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) / 1024
 with open(out_path, "w") as f:
     json.dump(outcome, f)

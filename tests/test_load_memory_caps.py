@@ -15,7 +15,7 @@ import zipfile
 import numpy as np
 import pytest
 from conftest import FAST_FIT as FAST
-from conftest import craft, data_fixture, run_script
+from conftest import TRY_FILE, craft, data_fixture, run_script
 
 from sktspt import SPTClassifier, load
 
@@ -137,10 +137,9 @@ def test_an_extra_archive_member_is_refused(model_file, tmp_path):
 
 
 # --- fuzzing the metadata -----------------------------------------------------------------
-FUZZ = r"""
+FUZZ = TRY_FILE + r"""
 import io, json, os, resource, sys, zipfile
 import numpy as np
-from sktspt import load
 
 src, X_path, out_path, limit = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 X = np.load(X_path)
@@ -201,24 +200,16 @@ cases = cases[::stride]
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 outcome = {"refused": 0, "loaded": 0, "failures": [], "cases": len(cases)}
 target = os.path.join(os.path.dirname(out_path), "fuzzed.sktspt")
+
+
+def predicts(est):
+    labels = est.predict(X) if hasattr(est, "predict") else est.transform(X)
+    assert len(labels) == len(X)
+
+
 for path, value in cases:
-    with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-        zf.writestr("metadata.json", json.dumps(edited(path, value)))
-        zf.writestr("weights.safetensors", members["weights.safetensors"])
-    try:
-        est = load(target)
-    except ValueError:
-        outcome["refused"] += 1
-        continue
-    except BaseException as exc:
-        outcome["failures"].append(f"load {path}={value!r:.60}: {type(exc).__name__}: {exc}")
-        continue
-    outcome["loaded"] += 1
-    try:
-        labels = est.predict(X) if hasattr(est, "predict") else est.transform(X)
-        assert len(labels) == len(X)
-    except BaseException as exc:
-        outcome["failures"].append(f"predict {path}={value!r:.60}: {type(exc).__name__}: {exc}")
+    try_file(target, edited(path, value), members["weights.safetensors"],
+             f"{path}={value!r:.60}", predicts, outcome)
 outcome["peak_mb"] = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) / 1024
 with open(out_path, "w") as f:
     json.dump(outcome, f)
