@@ -241,11 +241,10 @@ def compile_first(todo, models, data_dir: str | None) -> None:
 def _encoder_setting(models) -> dict:
     """The half-archive encoders' folder (``$SKTSPT_ENCODERS``) where a model of the run
     reads it, so that the page says which encoders its pretrained starts came from."""
-    from .models import ENCODERS_ENV
+    from .models import ENCODER_MODELS, ENCODERS_ENV
 
     folder = os.environ.get(ENCODERS_ENV)
-    reads = {"spt-archive", "scratch-archive", "archive-probe"}
-    return {f"${ENCODERS_ENV}": folder} if folder and reads & set(models) else {}
+    return {f"${ENCODERS_ENV}": folder} if folder and set(ENCODER_MODELS) & set(models) else {}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

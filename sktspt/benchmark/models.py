@@ -204,6 +204,9 @@ def _transfer(cfg: RunConfig, **overrides):
 #: ``benchmarks/pretrain_archive.py --half``).
 ENCODERS_ENV = "SKTSPT_ENCODERS"
 
+#: The models whose pretrained encoder comes from :data:`ENCODERS_ENV` where it is set.
+ENCODER_MODELS = ("spt-archive", "scratch-archive", "archive-probe")
+
 
 def half_encoder(dataset: str, folder) -> str:
     """The encoder in ``folder`` whose model card does not list ``dataset``: for judging a
