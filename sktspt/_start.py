@@ -53,23 +53,28 @@ PRETRAINING_SETTINGS = (
 )
 
 
-def warn_unused_pretraining(est) -> None:
-    """Warn when a pretraining setting is set away from its default on a fit that does
-    not self-pretrain (``pretrain_epochs=0``, the classifier's default, or a
-    ``pretrainer``), so that it is not silently ignored."""
+def warn_unused_pretraining(est, unlabeled: bool = False) -> None:
+    """Warn when what only self-pretraining reads is given to a fit that does not
+    self-pretrain (``pretrain_epochs=0``, the classifier's default, or a ``pretrainer``),
+    so that it is not silently ignored: ``X_unlabeled`` (``unlabeled``: given, and no
+    self-training uses it) and pretraining settings away from their defaults."""
     if est.pretrain_epochs != 0 and est.pretrainer is None:
         return
-    mine, defaults = est._settings(), type(est)()._settings()
-    unused = [name for name in PRETRAINING_SETTINGS
-              if name in mine and mine[name] != defaults.get(name)]
-    if unused:
-        why = ("it starts from a pretrainer" if est.pretrainer is not None
-               else "pretrain_epochs=0")
+    name = type(est).__name__
+    why = "it takes a fitted pretrainer" if est.pretrainer is not None else "pretrain_epochs=0"
+    if unlabeled:
         warnings.warn(
-            f"{type(est).__name__}("
-            + ", ".join(f"{k}={show(mine[k])}" for k in unused)
+            f"X_unlabeled is not used: {name} pretrains on it, and this fit does not "
+            f"pretrain ({why}). Leave X_unlabeled out, or pretrain (pretrain_epochs > 0 or "
+            "'auto'; an SPTPretrainer fitted on it).",
+            UserWarning, stacklevel=7,  # fit's caller, through the fit wrappers
+        )
+    mine, defaults = est._settings(), type(est)()._settings()
+    unused = [k for k in PRETRAINING_SETTINGS if k in mine and mine[k] != defaults.get(k)]
+    if unused:
+        warnings.warn(
+            f"{name}(" + ", ".join(f"{k}={show(mine[k])}" for k in unused)
             + f") is unused: this fit does not self-pretrain ({why}). Set "
             "pretrain_epochs='auto' (or a count) to pretrain on the training series.",
-            UserWarning,
-            stacklevel=6,  # fit's caller, through the fit wrappers
+            UserWarning, stacklevel=7,  # fit's caller, through the fit wrappers
         )

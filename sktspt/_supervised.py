@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 import re
-import warnings
 
 import numpy as np
 import torch
@@ -155,18 +154,7 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         seed = self._resume_seed(self._seed(), X, y_enc, X_unlabeled, weights)
         Xp = self._prepare(X)
         U = None if X_unlabeled is None else self._prepare_unlabeled(X_unlabeled)
-        if U is not None and not self._self_trains() and (
-                self.pretrainer is not None or self.pretrain_epochs == 0):
-            warnings.warn(
-                f"X_unlabeled is not used: {type(self).__name__} pretrains on it, and this "
-                "fit does not pretrain ("
-                + ("it takes a fitted pretrainer" if self.pretrainer is not None
-                   else "pretrain_epochs=0")
-                + "). Leave X_unlabeled out, or pretrain (pretrain_epochs > 0 or 'auto'; "
-                "an SPTPretrainer fitted on it).",
-                UserWarning, stacklevel=6,  # fit's caller, through the fit wrappers
-            )
-        warn_unused_pretraining(self)
+        warn_unused_pretraining(self, unlabeled=U is not None and not self._self_trains())
         self.mixup_, self.mixup_kind_ = resolve_mixup(self.mixup, Xp, s["mixup__kind"])
         self.augment_ = False if self.augment == "auto" else self.augment  # until chosen
         with self._seeded(seed):
