@@ -1,0 +1,171 @@
+"""How long should the network train? Budgets compared on the archive's training splits only.
+
+``schedule__steps="auto"`` gives every fit about 2,000 optimizer steps (batch 16), which is
+4 epochs of Crop and 18 of PhalangesOutlinesCorrect. This script asks, on data a default may
+be chosen on, whether a budget that grows with the training set pays: each problem's
+*training* split is cut once 70/30 (stratified where the classes allow, seed 0; no test
+split is read, see ``archive_budget.holdout``), the default classifier from scratch fits the
+70 % under each budget and is scored on the 30 %.
+
+Budgets (``--arms``): ``today`` is ``SPTClassifier(random_state=0)`` exactly; ``eN`` trains
+at least ``N`` epochs (``max_epochs = max(today's epochs, N)``, capped at ``--max-steps``
+optimizer steps), so it differs from ``today`` only where ``N`` epochs are more than 2,000
+steps, i.e. on training sets of more than ``16 * 2000 / N`` series; ``eN-noaug`` is the same
+with ``augment=False``. Problems: every archive problem with at least ``--min-train``
+training series, none of the package's development or held-out sets. Rows go to
+``--output`` as they finish (cheapest first), so a stopped run resumes.
+
+    python benchmarks/archive_scale.py --data-dir ucr2018 --output results/scale.csv \\
+        --arms today e50 e100 e200 --n-jobs 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import re
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+from archive_budget import holdout
+
+FIELDS = ["dataset", "arm", "n_fit", "epochs", "steps", "accuracy", "fit_s"]
+
+
+def problems(data_dir: str, min_train: int, exclude=()) -> list[tuple[str, int]]:
+    """(name, training-set size) of the problems with at least ``min_train`` series."""
+    from sktspt.benchmark.datasets import load_dataset, local_problems
+
+    out = []
+    for name in sorted(set(local_problems(data_dir)) - set(exclude)):
+        n = len(load_dataset(name, data_dir)[1])
+        if n >= min_train:
+            out.append((name, n))
+    return out
+
+
+def classifier(arm: str, n_fit: int, y_fit, max_steps: int):
+    """The arm's classifier for a 70 % cut of ``n_fit`` series, with its epochs and steps."""
+    from sktspt import SPTClassifier
+
+    m = re.fullmatch(r"today|e(\d+)(-noaug)?", arm)
+    if m is None:
+        raise ValueError(f"unknown arm {arm!r}: 'today', 'eN' or 'eN-noaug'")
+    kw = {"augment": False} if m.group(2) else {}
+    clf = SPTClassifier(random_state=0, device__threads=1, **kw)
+    steps = clf._planned_steps(n_fit, y=y_fit)  # today's fit
+    if m.group(1) is not None:
+        per_epoch = clf._trainer().batches(n_fit, clf._seed(),
+                                           clf._stratify(np.unique(y_fit, return_inverse=True)[1]))
+        today_epochs = math.ceil(steps / per_epoch)
+        epochs = max(today_epochs, min(int(m.group(1)), max(1, max_steps // per_epoch)))
+        if epochs != today_epochs:
+            clf.set_params(max_epochs=epochs)
+        steps = clf._planned_steps(n_fit, y=y_fit)
+    return clf, steps
+
+
+def fit_score(name: str, arm: str, data_dir: str, max_steps: int) -> dict:
+    import torch
+
+    warnings.simplefilter("ignore")
+    torch.set_num_threads(1)
+    X_fit, X_val, y_fit, y_val = holdout(name, data_dir)
+    clf, steps = classifier(arm, len(y_fit), y_fit, max_steps)
+    t = time.perf_counter()
+    clf.fit(X_fit, y_fit)
+    seconds = time.perf_counter() - t
+    return {"dataset": name, "arm": arm, "n_fit": len(y_fit), "epochs": clf.max_epochs_,
+            "steps": steps, "accuracy": f"{np.mean(clf.predict(X_val) == y_val):.4f}",
+            "fit_s": f"{seconds:.1f}"}
+
+
+def summary(rows: list[dict], base: str = "today") -> str:
+    """Markdown: accuracy per problem and arm, then each arm against ``base``."""
+    from scipy.stats import wilcoxon
+
+    acc = {(r["dataset"], r["arm"]): float(r["accuracy"]) for r in rows}
+    cost = {(r["dataset"], r["arm"]): float(r["fit_s"]) for r in rows}
+    arms = sorted({a for _, a in acc}, key=lambda a: (a != base, len(a), a))
+    names = sorted({d for d, _ in acc})
+    lines = ["| problem | " + " | ".join(arms) + " |", "|---|" + "---|" * len(arms)]
+    for d in names:
+        cells = [f"{acc[d, a]:.3f}" if (d, a) in acc else "" for a in arms]
+        lines.append(f"| {d} | " + " | ".join(cells) + " |")
+    lines += ["", "| arm | problems | mean | − today (points) | W / D / L | Wilcoxon p | "
+              "fit s (sum) |", "|---|---|---|---|---|---|---|"]
+    for a in arms:
+        both = [d for d in names if (d, a) in acc and (d, base) in acc]
+        if not both:
+            continue
+        diff = np.array([acc[d, a] - acc[d, base] for d in both])
+        w, lo = int((diff > 1e-9).sum()), int((diff < -1e-9).sum())
+        p = wilcoxon(diff).pvalue if w + lo else float("nan")
+        lines.append(f"| {a} | {len(both)} | {np.mean([acc[d, a] for d in both]):.3f} | "
+                     f"{100 * diff.mean():+.1f} | {w} / {len(both) - w - lo} / {lo} | "
+                     f"{p:.2g} | {sum(cost[d, a] for d in both):.0f} |")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    from joblib import Parallel, delayed
+
+    from sktspt.benchmark.datasets import DATASETS, HELDOUT
+
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--data-dir", required=True)
+    p.add_argument("--arms", nargs="+", default=["today", "e50", "e100", "e200"])
+    p.add_argument("--min-train", type=int, default=500, help="skip smaller training splits")
+    p.add_argument("--max-steps", type=int, default=16000, help="cap on an eN arm's steps")
+    p.add_argument("--output", type=Path, required=True, help="CSV of rows; resumed if present")
+    p.add_argument("--n-jobs", type=int, default=1)
+    args = p.parse_args(argv)
+
+    names = problems(args.data_dir, args.min_train, exclude=set(DATASETS) | set(HELDOUT))
+    print("problems:", " ".join(n for n, _ in names), flush=True)
+    rows = list(csv.DictReader(args.output.open())) if args.output.exists() else []
+    done = {(r["dataset"], r["arm"]): r for r in rows}
+    # one fit per distinct plan: arms whose epochs agree on a problem (a small set, or a
+    # capped large one) share that fit's row. Arms in the order given, each over the
+    # problems smallest first, so early rows are cheap.
+    plans: dict[tuple, list[str]] = {}
+    for arm in args.arms:
+        for name, _ in sorted(names, key=lambda t: t[1]):
+            y_fit = holdout(name, args.data_dir)[2]
+            clf = classifier(arm, len(y_fit), y_fit, args.max_steps)[0]
+            plans.setdefault((name, clf.max_epochs, clf.augment), []).append(arm)
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    with args.output.open("a", newline="") as f:
+        writer = csv.DictWriter(f, FIELDS)
+        if not rows:
+            writer.writeheader()
+
+        def record(row, arms):
+            for arm in arms:
+                if (row["dataset"], arm) not in done:
+                    done[row["dataset"], arm] = out = {**row, "arm": arm}
+                    rows.append(out)
+                    writer.writerow(out)
+                    print("\t".join(str(out[k]) for k in FIELDS), flush=True)
+            f.flush()
+
+        todo = []
+        for (name, *_), arms in plans.items():
+            fitted = [done[name, a] for a in arms if (name, a) in done]
+            if fitted:
+                record(fitted[0], arms)
+            else:
+                todo.append((name, arms))
+        for (_, arms), row in zip(todo, Parallel(n_jobs=args.n_jobs, return_as="generator")(
+                delayed(fit_score)(name, arms[0], args.data_dir, args.max_steps)
+                for name, arms in todo)):
+            record(row, arms)
+    print(summary(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
