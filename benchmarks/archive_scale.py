@@ -32,7 +32,8 @@ from pathlib import Path
 import numpy as np
 from archive_budget import holdout
 
-FIELDS = ["dataset", "arm", "n_fit", "epochs", "steps", "accuracy", "fit_s"]
+FIELDS = ["dataset", "arm", "n_fit", "epochs", "steps", "augment", "accuracy", "fit_s"]
+ARM = re.compile(r"(?:today|e(\d+))(-noaug)?|noaug")
 
 
 def problems(data_dir: str, min_train: int, exclude=()) -> list[tuple[str, int]]:
@@ -51,10 +52,10 @@ def classifier(arm: str, n_fit: int, y_fit, max_steps: int):
     """The arm's classifier for a 70 % cut of ``n_fit`` series, with its epochs and steps."""
     from sktspt import SPTClassifier
 
-    m = re.fullmatch(r"today|e(\d+)(-noaug)?", arm)
+    m = ARM.fullmatch(arm)
     if m is None:
-        raise ValueError(f"unknown arm {arm!r}: 'today', 'eN' or 'eN-noaug'")
-    kw = {"augment": False} if m.group(2) else {}
+        raise ValueError(f"unknown arm {arm!r}: 'today', 'noaug', 'eN' or 'eN-noaug'")
+    kw = {"augment": False} if arm.endswith("noaug") else {}
     clf = SPTClassifier(random_state=0, device__threads=1, **kw)
     steps = clf._planned_steps(n_fit, y=y_fit)  # today's fit
     if m.group(1) is not None:
@@ -79,7 +80,8 @@ def fit_score(name: str, arm: str, data_dir: str, max_steps: int) -> dict:
     clf.fit(X_fit, y_fit)
     seconds = time.perf_counter() - t
     return {"dataset": name, "arm": arm, "n_fit": len(y_fit), "epochs": clf.max_epochs_,
-            "steps": steps, "accuracy": f"{np.mean(clf.predict(X_val) == y_val):.4f}",
+            "steps": steps, "augment": clf.augment_ or "none",
+            "accuracy": f"{np.mean(clf.predict(X_val) == y_val):.4f}",
             "fit_s": f"{seconds:.1f}"}
 
 
@@ -119,14 +121,25 @@ def main(argv=None) -> int:
     p.add_argument("--data-dir", required=True)
     p.add_argument("--arms", nargs="+", default=["today", "e50", "e100", "e200"])
     p.add_argument("--min-train", type=int, default=500, help="skip smaller training splits")
+    p.add_argument("--problems", nargs="+", help="these problems instead (--min-train unused)")
     p.add_argument("--max-steps", type=int, default=16000, help="cap on an eN arm's steps")
     p.add_argument("--output", type=Path, required=True, help="CSV of rows; resumed if present")
     p.add_argument("--n-jobs", type=int, default=1)
     args = p.parse_args(argv)
 
-    names = problems(args.data_dir, args.min_train, exclude=set(DATASETS) | set(HELDOUT))
+    exclude = set(DATASETS) | set(HELDOUT)
+    names = problems(args.data_dir, 0 if args.problems else args.min_train, exclude)
+    if args.problems:
+        unknown = set(args.problems) - {n for n, _ in names}
+        if unknown:
+            p.error(f"not in --data-dir, or a development or held-out set: {sorted(unknown)}")
+        names = [(n, k) for n, k in names if n in args.problems]
     print("problems:", " ".join(n for n, _ in names), flush=True)
     rows = list(csv.DictReader(args.output.open())) if args.output.exists() else []
+    if rows and list(rows[0]) != FIELDS:  # written before a column was added: rewrite
+        with args.output.open("w", newline="") as f:
+            csv.DictWriter(f, FIELDS, restval="").writeheader()
+            csv.DictWriter(f, FIELDS, restval="").writerows(rows)
     done = {(r["dataset"], r["arm"]): r for r in rows}
     # one fit per distinct plan: arms whose epochs agree on a problem (a small set, or a
     # capped large one) share that fit's row. Arms in the order given, each over the
@@ -139,7 +152,7 @@ def main(argv=None) -> int:
             plans.setdefault((name, clf.max_epochs, clf.augment), []).append(arm)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     with args.output.open("a", newline="") as f:
-        writer = csv.DictWriter(f, FIELDS)
+        writer = csv.DictWriter(f, FIELDS, restval="")
         if not rows:
             writer.writeheader()
 
@@ -153,8 +166,12 @@ def main(argv=None) -> int:
             f.flush()
 
         todo = []
-        for (name, *_), arms in plans.items():
+        for (name, epochs, augment), arms in plans.items():
             fitted = [done[name, a] for a in arms if (name, a) in done]
+            if not fitted and augment is False:  # the same fit where the screen chose none
+                twins = plans.get((name, epochs, "auto"), [])
+                fitted = [done[name, a] for a in twins if (name, a) in done
+                          and done[name, a].get("augment") == "none"]
             if fitted:
                 record(fitted[0], arms)
             else:
