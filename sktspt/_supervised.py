@@ -64,6 +64,12 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
     (seed, pretraining, fine-tuning), whatever the task.
     """
 
+    #: With ``schedule__steps="auto"`` a fit trains at least this many epochs of its
+    #: labelled series (0: no floor; a task sets its own) ...
+    _auto_min_epochs: int = 0
+    #: ... unless they take more optimizer steps than this; then as many whole epochs as fit.
+    _auto_max_steps: int = 16000
+
     #: The constraints of the parameters every supervised task takes; tasks merge in theirs.
     _parameter_constraints: dict = {
         **SPTBase._parameter_constraints,
@@ -157,6 +163,7 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         warn_unused_pretraining(self, unlabeled=U is not None and not self._self_trains())
         self.mixup_, self.mixup_kind_ = resolve_mixup(self.mixup, Xp, s["mixup__kind"])
         self.augment_ = False if self.augment == "auto" else self.augment  # until chosen
+        per_epoch = trainer.batches(len(Xp), seed, self._stratify(y_enc))  # labelled series
         with self._seeded(seed):
             encoder_state = None
             self.pretrain_history_ = None
@@ -170,14 +177,15 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
             elif self.pretrain_epochs != 0:
                 pre_X = Xp if U is None else stack_panels(Xp, U)
                 self.pretrain_epochs_ = trainer.epochs(
-                    self.pretrain_epochs, len(pre_X), seed, steps=self._auto_budget("pretrain"))
+                    self.pretrain_epochs, len(pre_X), seed,
+                    steps=self._auto_budget("pretrain", per_epoch))
                 pre_net = self._pretrain(trainer, pre_X, self.pretrain_epochs_, seed,
                                          s["callbacks__pretrain"])
                 encoder_state = pre_net.module_.encoder.state_dict()
                 self.pretrain_history_ = pre_net.history
             self.max_epochs_ = trainer.epochs(self.max_epochs, len(Xp), seed,
                                               self._stratify(y_enc),
-                                              steps=self._auto_budget("finetune"))
+                                              steps=self._auto_budget("finetune", per_epoch))
             self.augment_ = self._choose_augment(Xp, y_enc, seed)
             net = self._finetune_net(
                 trainer, len(Xp), y_enc, seed, self.max_epochs_, "finetune",
@@ -221,7 +229,7 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
                           y2, self.max_epochs_, "self-training")
         return student
 
-    def _auto_budget(self, phase: str) -> int:
+    def _auto_budget(self, phase: str, per_epoch: int = 0) -> int:
         """The optimizer steps an ``"auto"`` phase aims at.
 
         Where both phases are ``"auto"`` and this fit pretrains, they split
@@ -231,6 +239,9 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         from a pretrainer takes both phases' steps in fine-tuning (that control, by
         default). Fine-tuning from a shipped encoder (``pretrainer="archive"``) aims at
         :data:`sktspt.pretrained.FINETUNE_STEPS` unless ``schedule__steps`` is given.
+        With ``schedule__steps="auto"`` the fit's steps also cover at least
+        ``_auto_min_epochs`` epochs of the labelled series (``per_epoch`` steps each), at
+        most ``_auto_max_steps``: the budget grows with a large training set.
         """
         s = self._settings()
         steps, share = s["schedule__steps"], s["schedule__pretrain_share"]
@@ -240,7 +251,10 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
             return FINETUNE_STEPS
         if steps == "auto":
             scratch = self.pretrainer is None and self.pretrain_epochs == 0
-            steps = (2 if scratch else 1) * PHASE_STEPS
+            floor = 0  # the steps of the epoch floor, capped, in whole epochs
+            if self._auto_min_epochs and per_epoch:
+                floor = min(self._auto_min_epochs, self._auto_max_steps // per_epoch) * per_epoch
+            steps = max((2 if scratch else 1) * PHASE_STEPS, floor // (1 if scratch else 2))
         both = self.pretrain_epochs == "auto" and self.max_epochs == "auto"
         if not both or self.pretrainer is not None:
             return steps
@@ -254,14 +268,14 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         self._check_params()
         trainer, seed = self._trainer(), self._seed()
         y_enc = None if y is None else self._stratify(np.unique(y, return_inverse=True)[1])
-        steps = 0
+        steps, per_epoch = 0, trainer.batches(n, seed, y_enc)
         if self.pretrainer is None and self.pretrain_epochs != 0:
             n_pre = n + n_unlabeled
             epochs = trainer.epochs(self.pretrain_epochs, n_pre, seed,
-                                    steps=self._auto_budget("pretrain"))
+                                    steps=self._auto_budget("pretrain", per_epoch))
             steps += epochs * trainer.batches(n_pre, seed)
         epochs = trainer.epochs(self.max_epochs, n, seed, y_enc,
-                                steps=self._auto_budget("finetune"))
+                                steps=self._auto_budget("finetune", per_epoch))
         return steps + epochs * trainer.batches(n, seed, y_enc)
 
     def _n_members(self) -> int:
