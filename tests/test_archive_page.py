@@ -9,6 +9,7 @@ import pytest
 from sktspt.benchmark.archive import (
     MEDICAL,
     PROBLEM_TYPES,
+    PUBLISHED,
     archive_page,
     breakdown,
     depth_section,
@@ -22,7 +23,7 @@ from sktspt.benchmark.archive import (
 NAMES = ["Alpha", "Beta", "Gamma", "Delta", "Eps", "Zeta"]
 
 
-def _published(folder, methods=("MiniROCKET", "MR-Hydra", "HC2", "InceptionTime", "QUANT")):
+def _published(folder, methods=PUBLISHED):
     rng = np.random.default_rng(0)
     for k, method in enumerate(methods):
         rows = ["Resamples:,0,1,2"] + [
@@ -53,9 +54,11 @@ def _facts():
 
 def test_published_files_give_the_default_split_column(tmp_path):
     table = read_published(_published(tmp_path))
-    assert list(table.columns) == ["MiniROCKET", "MR-Hydra", "HC2", "InceptionTime", "QUANT"]
+    assert list(table.columns) == ["MiniROCKET", "MR-Hydra", "HC2", "InceptionTime",
+                                   "H-InceptionTime", "LITETime", "ResNet", "QUANT"]
     assert table.loc["Alpha", "MiniROCKET"] == pytest.approx(0.80)
     assert table.loc["Beta", "HC2"] == pytest.approx(0.85)
+    assert table.loc["Alpha", "ResNet"] == pytest.approx(0.92)
     assert "Zeta" not in table.index
 
 
@@ -142,3 +145,17 @@ def test_depth_section_gives_spt_minus_scratch_per_depth():
     assert "| ECG200 | 0.830 / 0.800 (+3.0) | 0.860 / 0.800 (+6.0) |" in text
     assert "- depth 6: SPT − scratch +6.0 points over 2 datasets, 2 / 0 / 0" in text
     assert set(MEDICAL) >= {"ECG200", "EOGVerticalSignal"} and len(MEDICAL) == 7
+
+
+def test_the_default_row_is_the_classifier_exactly_as_shipped():
+    from sktspt import SPTClassifier
+    from sktspt.benchmark.datasets import DatasetInfo
+    from sktspt.benchmark.models import MODELS, RunConfig
+
+    info = DatasetInfo(name="X", n_channels=1, max_length=20, equal_length=True, n_classes=2,
+                       n_train=10, n_test=5)
+    cfg = RunConfig(seed=3, pretrain_epochs=7, epochs=9, depth=None, data=info,
+                    params={"d_model": 32})
+    clf = MODELS["default"].factory(cfg)
+    # --epochs and --pretrain-epochs do not reach it: only the seed and --model-params
+    assert clf.get_params() == SPTClassifier(random_state=3, d_model=32).get_params()

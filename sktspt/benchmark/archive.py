@@ -35,7 +35,8 @@ __all__ = ["MEDICAL", "PROBLEM_TYPES", "PUBLISHED", "archive_page", "depth_secti
            "read_published"]
 
 #: The published methods the page lists (tsml-eval's file names).
-PUBLISHED = ("MiniROCKET", "MR-Hydra", "HC2", "InceptionTime", "QUANT")
+PUBLISHED = ("MiniROCKET", "MR-Hydra", "HC2", "InceptionTime", "H-InceptionTime", "LITETime",
+             "ResNet", "QUANT")
 
 #: Problem type of each of the 93 UCR 2018 datasets that ``ucr_archive.py`` unpacks, as the
 #: archive's DataSummary lists them.
@@ -75,7 +76,8 @@ PROBLEM_TYPES = {
 }
 
 #: Our models as the page names them: the run's model name -> the column.
-OURS = {"spt-span": "SPT", "scratch": "scratch", "minirocket": "MiniRocket (ours)"}
+OURS = {"default": "default", "spt-span": "SPT", "scratch": "scratch",
+        "minirocket": "MiniRocket (ours)"}
 
 
 def read_published(folder: str | Path, methods: Sequence[str] = PUBLISHED) -> pd.DataFrame:

@@ -277,6 +277,15 @@ def _twt(cfg: RunConfig):
     return FusedClassifier(_spt(cfg), finetune_steps=300, random_state=cfg.seed)
 
 
+def _default(cfg: RunConfig):
+    """``SPTClassifier()`` exactly as shipped: only the seed, ``--depth`` and
+    ``--model-params`` are passed (not ``--epochs`` or ``--pretrain-epochs``)."""
+    kwargs = dict(cfg.params, random_state=cfg.seed)
+    if cfg.depth is not None:
+        kwargs["depth"] = cfg.depth
+    return _classifier()(**kwargs)
+
+
 #: ``sktspt.masking.MASKINGS``, spelled out so that the command line (and its ``--help``)
 #: does not import torch; a test checks that the two agree.
 _MASKINGS = ("random", "span", "block", "channel", "mixed")
@@ -296,6 +305,7 @@ def _masking_models() -> dict[str, ModelSpec]:
 
 MODELS: dict[str, ModelSpec] = {
     **_masking_models(),
+    "default": ModelSpec(_default),
     "scratch": ModelSpec(_scratch, unlabelled=False),
     "scratch-rotary": ModelSpec(partial(_scratch, architecture__positional="rotary"),
                                 unlabelled=False),
