@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 from skorch.net import NeuralNet
 
 from ._concurrency import THREADS, choose_threads, settle_eval, step_macs
+from ._limits import check_architecture_limits
 from ._params import (
     ARCHITECTURE,
     BASE_CONSTRAINTS,
@@ -178,6 +179,7 @@ class SPTBase(RoutedParams, BaseEstimator):
         self.input_spec_ = InputSpec.learn(X, info, s["tokenizer__patch_size"], s["normalize"],
                                           s["tokenizer__length"])
         self._architecture = {field: s[source] for field, source in ENCODER_FIELDS.items()}
+        check_architecture_limits(self._architecture, ENCODER_FIELDS)
         self._mask_channels()
         return X, info
 

@@ -16,13 +16,14 @@ from ._params import Number, class_weight_or_none
 from ._params import show as _show
 from ._supervised import SupervisedSPT
 from .augment import roll_series
-from .data import check_finite_output, check_labels, split_unlabeled
+from .data import check_finite_output, check_labels
 from .inference import INFERENCE_BATCH
 from .invariance import alignment_gain
 from .leap import check_exit_params, early_exit_infer
 from .nn.ensemble import mean_member_proba
 from .nn.heads import ClassificationModel
 from .training import AugmentedNetClassifier
+from .unlabeled import labeled_rows, split_unlabeled
 
 __all__ = ["SPTClassifier"]
 
@@ -177,9 +178,10 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
             NaN marks missing values.
         y : array-like of shape (n_instances,)
             Class labels. In a numeric ``y``, -1 marks a series without a label, as in
-            scikit-learn's semi-supervised estimators: those series are taken out of ``X``
-            and used as ``X_unlabeled`` (with a warning naming the classes left; if -1 is
-            a class, pass the labels as strings).
+            scikit-learn's semi-supervised estimators, whatever the other labels are:
+            those series are taken out of ``X`` and used as ``X_unlabeled`` (with a
+            warning naming the classes left; if -1 is a class, pass the labels as
+            strings). ``score`` leaves them out (:mod:`sktspt.unlabeled`).
         X_unlabeled : array-like, optional
             Series without labels: pretraining uses them, and with ``self_training``
             so does a second fine-tuning on those predicted confidently.
@@ -326,6 +328,17 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
         """Predicted class labels."""
         check_is_fitted(self, "net_")
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """Accuracy on the series of ``X`` whose numeric label is not -1: unlabelled series
+        are left out, as ``fit`` leaves them out of the labels, so ``cross_val_score`` and
+        ``GridSearchCV`` score labelled series only (other scorers:
+        :func:`sktspt.unlabeled.labeled_scorer`)."""
+        X, y, sample_weight, unlabeled = labeled_rows(X, y, sample_weight)
+        if unlabeled is not None and unlabeled.all():
+            raise ValueError("y holds no label to score: every series is marked -1 "
+                             "(unlabelled).")
+        return super().score(X, y, sample_weight=sample_weight)
 
     @with_threads
     def transform(self, X) -> np.ndarray:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.utils.validation import check_array
 
+from ._limits import MAX_PATCH_SIZE, check_input_limits, check_series_values
 from .normalization import Normalizer, resolve_normalization
 from .resampling import resample
 
@@ -73,11 +74,14 @@ class InputSpec:
         before and after fit alike, so the spec is that of an equal-length panel.
         """
         if resample_length is not None:
+            _check_resamplable(info, resample_length)
             X = resample(X, resample_length)
             info = PanelInfo(info.n_channels, resample_length, True, False, info.ndim,
                              resample_length)
         typical = None if info.equal_length else info.median_length
         patch = resolve_patch_size(patch_size, info.n_timepoints, typical)
+        check_input_limits(info.n_channels, info.n_timepoints, patch,
+                           math.ceil(info.n_timepoints / patch))
         return cls(
             n_channels=info.n_channels,
             n_timepoints=info.n_timepoints,
@@ -108,6 +112,7 @@ class InputSpec:
                 f"{self.n_channels} channels."
             )
         if self.resample_length is not None:  # any length: every series is resampled
+            _check_resamplable(info, self.resample_length)
             return self.prepare(X)
         if self.equal_length and info.n_timepoints != self.n_timepoints:
             if info.ndim == 2:
@@ -151,19 +156,33 @@ def resolve_patch_size(patch_size, n_timepoints: int, typical_length: int | None
 
     ``"auto"`` aims at :data:`TARGET_TOKENS` tokens for a series of ``typical_length``
     steps (the median length of an unequal-length panel; by default the longest), and
-    at most :data:`MAX_AUTO_TOKENS` for the longest. Sized by its longest series alone,
+    at most :data:`MAX_AUTO_TOKENS` for the longest, in tokens of at most
+    :data:`~sktspt._limits.MAX_PATCH_SIZE` steps. Sized by its longest series alone,
     PLAID's median series (300 of up to 1344 steps) would be 7 tokens.
     """
     if patch_size == "auto":
         typical = n_timepoints if typical_length is None else min(typical_length, n_timepoints)
-        return max(1, math.ceil(typical / TARGET_TOKENS),
-                   math.ceil(n_timepoints / MAX_AUTO_TOKENS))
+        return min(MAX_PATCH_SIZE, max(1, math.ceil(typical / TARGET_TOKENS),
+                                       math.ceil(n_timepoints / MAX_AUTO_TOKENS)))
     if patch_size > n_timepoints:
         raise ValueError(
             f"Series of length {n_timepoints} are shorter than one patch "
             f"(patch_size={patch_size}); lower patch_size."
         )
     return int(patch_size)
+
+
+def _check_resamplable(info: PanelInfo, length: int) -> None:
+    """A ValueError where ``tokenizer__length`` would make ``length`` steps of nothing:
+    too many values (before any is allocated), or series of one step, which resample to
+    constants (every prediction the same class)."""
+    check_series_values(info.n_channels, length, "n_channels x tokenizer__length")
+    if info.n_timepoints < 2:
+        raise ValueError(
+            f"X's series have one step: tokenizer__length={length} resamples each series' "
+            "observed part, and one step resamples to a constant, the same for every "
+            "series. Give series of at least 2 steps, or a model without tokenizer__length."
+        )
 
 
 def _is_pandas(X) -> bool:
@@ -375,71 +394,6 @@ def warn_if_transposed(info: PanelInfo, name: str = "X") -> None:
             UserWarning,
             stacklevel=4,
         )
-
-
-#: The label that marks a series without a label in a numeric ``y``, as in scikit-learn's
-#: semi-supervised estimators (``SelfTrainingClassifier``, ``LabelSpreading``).
-UNLABELED = -1
-
-
-def _take(X, rows: np.ndarray):
-    """The series ``rows`` of ``X``: arrays and lists keep their kind (a 2D array stays
-    2D, a list of unequal lengths stays a list); other panels become float32 ``(n, c, t)``."""
-    if isinstance(X, np.ndarray):
-        return X[rows]
-    if isinstance(X, list | tuple):
-        return [X[i] for i in rows]
-    arr, info = check_panel(X)
-    return arr[rows, 0, :] if info.ndim == 2 else arr[rows]
-
-
-def split_unlabeled(X, y, X_unlabeled, sample_weight):
-    """``X, y, X_unlabeled, sample_weight`` with the series whose numeric label is -1 moved
-    from ``X`` to ``X_unlabeled`` (scikit-learn's semi-supervised convention); unchanged
-    where ``y`` is not numeric or has no -1.
-
-    Where -1 and one other label are all there is (UCR sets write -1 and 1), -1 is a class:
-    read as unlabelled it would leave one class to learn. Raises ``ValueError`` where
-    ``X_unlabeled`` is given as well; warns, naming the classes, where rows are moved.
-    """
-    values = np.asarray(y) if y is not None and not isinstance(y, str) else None
-    if values is None or values.dtype.kind not in "iuf" or values.ndim != 1:
-        return X, y, X_unlabeled, sample_weight
-    unlabeled = values == UNLABELED
-    if not unlabeled.any() or unlabeled.size != _n_series(X):
-        return X, y, X_unlabeled, sample_weight  # check_labels reports a length mismatch
-    labeled = np.flatnonzero(~unlabeled)
-    classes = np.unique(values[labeled])
-    if len(classes) < 2:
-        # -1 and one other label (UCR sets write -1 and 1; scikit-learn's estimator checks
-        # use them): as unlabelled rows they would leave one class, so -1 is a class.
-        return X, y, X_unlabeled, sample_weight
-    if X_unlabeled is not None:
-        raise ValueError(
-            "y == -1 marks unlabelled series, and X_unlabeled was passed as well: pass the "
-            "unlabelled series one way, either in X with y == -1 or in X_unlabeled."
-        )
-    warnings.warn(
-        f"{int(unlabeled.sum())} series with y == -1 are taken as unlabelled (scikit-learn's "
-        f"semi-supervised convention; the same as passing them in X_unlabeled): the classes "
-        f"are {classes.tolist()}. If -1 is a class, pass the labels as strings "
-        "(y.astype(str)). Silence this with warnings.filterwarnings('ignore', "
-        "message='.*with y == -1 are taken as unlabelled').",
-        UserWarning,
-        stacklevel=3,
-    )
-    if sample_weight is not None:
-        weights = np.asarray(sample_weight)
-        sample_weight = weights[labeled] if weights.ndim == 1 and weights.size == len(
-            values) else sample_weight
-    return (_take(X, labeled), values[labeled], _take(X, np.flatnonzero(unlabeled)),
-            sample_weight)
-
-
-def _n_series(X) -> int:
-    if isinstance(X, np.ndarray | list | tuple):
-        return len(X)
-    return len(check_panel(X)[0])
 
 
 def check_labels(y, n_instances: int) -> np.ndarray:

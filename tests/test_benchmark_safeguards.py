@@ -59,6 +59,40 @@ def test_resume_of_a_run_without_settings_checks_its_rows_epochs(bench, tmp_path
                                                    "--resume")
 
 
+@pytest.mark.parametrize("text", ["[]", "null", '"x"', "3"])
+def test_a_settings_file_that_is_no_mapping_is_a_one_line_error(bench, tmp_path, text):
+    from sktspt.benchmark.cli import SETTINGS_FILE
+
+    assert bench("--output", str(tmp_path)) == 0
+    (tmp_path / SETTINGS_FILE).write_text(text)
+    message = bench("--output", str(tmp_path), "--resume")
+    assert "not a run's settings" in message and "Traceback" not in message
+
+
+def test_resume_without_settings_refuses_settings_its_rows_do_not_record(bench, tmp_path):
+    from sktspt.benchmark.cli import SETTINGS_FILE
+
+    assert bench("--output", str(tmp_path), "--model-params", "d_model=16") == 0
+    os.remove(tmp_path / SETTINGS_FILE)
+    message = bench("--output", str(tmp_path), "--model-params", "d_model=32", "--resume")
+    assert "no results.settings.json" in message and "model_params={'d_model': 32}" in message
+    assert not (tmp_path / SETTINGS_FILE).exists()  # nothing rewritten
+    for option in (["--threads", "2"], ["--data-dir", str(tmp_path)]):
+        assert "cannot be checked" in bench("--output", str(tmp_path), *option, "--resume")
+
+
+def test_resume_records_and_checks_the_data_folder_and_threads(bench, tmp_path):
+    out, data = tmp_path / "out", tmp_path / "data"
+    data.mkdir()
+    assert bench("--output", str(out), "--data-dir", str(data)) == 0
+    message = bench("--output", str(out), "--resume")
+    assert f"data_dir='{data.resolve()}'" in message and "not data_dir=None" in message
+    message = bench("--output", str(out), "--data-dir", str(data), "--threads", "2",
+                    "--resume")
+    assert "fitted with threads=1, not threads=2" in message
+    assert bench("--output", str(out), "--data-dir", str(data), "--resume") == 0
+
+
 def test_runs_without_resume_never_overwrite_an_earlier_runs_results(bench, tmp_path):
     from sktspt.benchmark.results import read_results
 

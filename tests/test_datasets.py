@@ -211,3 +211,54 @@ def test_a_test_label_unseen_in_training_is_an_error(tmp_path, offline):
     make_tsv_folder(tmp_path, "Drift", [(0, [1.0, 2.0]), (1, [2.0, 1.0])], [(2, [1.0, 2.0])])
     with pytest.raises(ValueError, match=r"test split has label\(s\) \['2'\]"):
         load_dataset.__wrapped__("Drift", tmp_path)
+
+
+# --- .tsv files that editors and other tools write (issue 84) ------------------------------
+def _tsv(tmp_path, data: bytes):
+    path = tmp_path / "Split_TRAIN.tsv"
+    path.write_bytes(data)
+    return path
+
+
+def test_a_byte_order_mark_adds_no_class(tmp_path):
+    from sktspt.benchmark.datasets import read_ucr_tsv
+
+    text = "1\t0.5\t0.6\n2\t0.1\t0.2\n"
+    X, y = read_ucr_tsv(_tsv(tmp_path, "\ufeff".encode() + text.encode()))
+    assert y.tolist() == ["1", "2"] and X.shape == (2, 1, 2)
+
+
+def test_labels_that_are_not_utf8_are_refused_naming_the_line(tmp_path):
+    from sktspt.benchmark.datasets import read_ucr_tsv
+
+    data = "café\t0.5\t0.6\ncafè\t0.1\t0.2\n".encode("latin-1")
+    with pytest.raises(ValueError, match=r"Split_TRAIN.tsv, line 1: not UTF-8"):
+        read_ucr_tsv(_tsv(tmp_path, data))
+
+
+def test_numeric_labels_are_compared_as_numbers_and_a_trailing_tab_is_no_value(tmp_path):
+    from sktspt.benchmark.datasets import read_ucr_tsv
+
+    text = "1.00\t0.5\t0.6\t\n1e0\t0.1\t0.2\n1\t0.3\t0.4\t\r\n2.50\t0.7\t0.8\n"
+    X, y = read_ucr_tsv(_tsv(tmp_path, text.encode()))
+    assert y.tolist() == ["1", "1", "1", "2.5"]
+    assert X.shape == (4, 1, 2) and not np.isnan(X).any()
+
+
+def test_a_split_too_large_once_padded_is_refused_before_it_is_allocated(tmp_path):
+    import tracemalloc
+
+    from sktspt.benchmark.datasets import read_ucr_tsv
+
+    # 2,000 two-value series and one of 70,000 values: 1.1 GB once padded, from 150 kB.
+    text = "1\t0\t1\n" * 2000 + "2\t" + "\t".join(["0"] * 70_000) + "\n"
+    path = _tsv(tmp_path, text.encode())
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match=r"line 2001: 2001 series padded .* more than the "
+                                             r"134217728 values"):
+            read_ucr_tsv(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 50 * 2**20

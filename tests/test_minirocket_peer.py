@@ -61,3 +61,17 @@ def test_longer_test_series_are_cut_and_shorter_ones_padded():
     y = rng.normal(size=12)
     model = MiniRocketRidge(pad_length=30).fit([rng.normal(size=n) for n in range(20, 32)], y)
     assert model.predict([rng.normal(size=35), rng.normal(size=12)]).shape == (2,)
+
+
+@pytest.mark.parametrize("model", [MiniRocketClassifier, MiniRocketRidge])
+def test_series_shorter_than_the_kernels_are_zero_padded_as_aeon_does(model):
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1], 10)
+    X = rng.normal(size=(20, 2, 8))  # PenDigits: 8 steps, 2 channels
+    X[y == 1, :, 2:5] += 2.0
+    fitted = model(random_state=0).fit(X, y if model is MiniRocketClassifier else y * 1.0)
+    assert fitted.features_.length_ == 9
+    padded = np.concatenate([X, np.zeros((20, 2, 1))], axis=2)
+    np.testing.assert_array_equal(fitted.features_.transform(X),
+                                  fitted.features_.transform(padded))
+    assert fitted.predict(X[:, :1, :5].repeat(2, axis=1)).shape == (20,)  # shorter still

@@ -47,7 +47,7 @@ def fitted_attributes(est):
         np.array(["cat", "dog"]),
         np.array(["cat", "dog"], dtype=object),
         np.array([False, True]),
-        np.array([-1.0, 2.0]),
+        np.array([-2.0, 2.0]),
     ],
     ids=["int", "str", "object", "bool", "float"],
 )

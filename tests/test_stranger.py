@@ -102,13 +102,13 @@ def test_minus_one_is_the_same_as_x_unlabeled():
     assert np.array_equal(marked.predict_proba(series), passed.predict_proba(series))
 
 
-def test_minus_one_with_one_other_label_is_a_class():
+def test_minus_one_with_one_other_label_is_refused_not_a_class():
     X, y = make_panel(n=12, t=16)
-    y = np.where(y == 0, -1, 1)  # UCR's -1/1 labels
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        clf = SPTClassifier(**TINY).fit(X, y)
-    assert clf.classes_.tolist() == [-1, 1]
+    y = np.where(y == 0, -1, 1)  # UCR's -1/1 labels: -1 is unlabelled, one class is left
+    with pytest.raises(ValueError, match=r"never a class.*astype\(str\)"):
+        SPTClassifier(**TINY).fit(X, y)
+    clf = SPTClassifier(**TINY).fit(X, y.astype(str))
+    assert clf.classes_.tolist() == ["-1", "1"]
 
 
 def test_minus_one_and_x_unlabeled_together_are_refused():

@@ -70,11 +70,17 @@ def _free_name(path: Path) -> Path:
     return candidate
 
 
+#: The settings a row's epoch columns do not record, at the values a run had before
+#: :data:`SETTINGS_FILE` recorded them (``data_dir`` and ``threads`` came later).
+UNRECORDED = {"model_params": {}, "data_dir": None, "threads": 1}
+
+
 def _check_settings(out: Path, settings: dict, results) -> None:
     """Refuse to resume rows fitted with other settings than ``settings``.
 
     The settings a run was started with are in :data:`SETTINGS_FILE`; a run written before
-    that file existed is checked by its rows' epoch columns (where a number was asked for).
+    that file existed is checked by its rows' epoch columns (where a number was asked for),
+    and resumes only with the other settings at their defaults (:data:`UNRECORDED`).
     """
     path = out / SETTINGS_FILE
     if path.exists():
@@ -83,6 +89,10 @@ def _check_settings(out: Path, settings: dict, results) -> None:
         except (OSError, ValueError) as exc:
             raise ValueError(f"{path} is unreadable ({exc}); move it away or run without "
                              "--resume.") from None
+        if not isinstance(stored, dict):
+            raise ValueError(f"{path} holds a JSON {type(stored).__name__}, not a run's "
+                             "settings; move it away or run without --resume.")
+        stored = {**UNRECORDED, **stored}
         differ = sorted(k for k in set(stored) | set(settings)
                         if stored.get(k) != settings.get(k))
         if not differ:
@@ -93,6 +103,14 @@ def _check_settings(out: Path, settings: dict, results) -> None:
             f"--resume: the rows in {out / 'results.csv'} were fitted with {was}, not {now}. "
             "Resume with the settings of that run, or run without --resume (the earlier "
             "results are kept beside the new ones) or with another --output."
+        )
+    unchecked = sorted(k for k, v in UNRECORDED.items() if settings.get(k, v) != v)
+    if unchecked:
+        raise ValueError(
+            f"--resume: {out} has results.csv but no {SETTINGS_FILE}, so whether its rows "
+            f"were fitted with {', '.join(f'{k}={settings[k]!r}' for k in unchecked)} cannot "
+            "be checked. Run without --resume (the earlier results are kept beside the new "
+            "ones) or with another --output."
         )
     for column, key in (("epochs", "epochs"), ("pretrain_epochs", "pretrain_epochs")):
         asked = settings.get(key)
@@ -297,7 +315,8 @@ def _main(argv: list[str]) -> int:
     try:
         store, todo = _open_results(out, jobs, args.resume, opts.task, settings={
             "task": opts.task, "pretrain_epochs": opts.pretrain_epochs,
-            "epochs": opts.epochs, "model_params": opts.params})
+            "epochs": opts.epochs, "model_params": opts.params, "threads": opts.threads,
+            "data_dir": None if opts.data_dir is None else str(Path(opts.data_dir).resolve())})
     except ValueError as exc:
         parser.error(str(exc))
     if todo:

@@ -31,6 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .tsv import read_ucr_tsv
+
 __all__ = [
     "DATASETS",
     "HELDOUT",
@@ -143,71 +145,6 @@ def _find(name: str, data_dir: str | os.PathLike | None) -> str | None:
         if _has_ts_files(folder, name):
             return str(folder)
     return None
-
-
-def read_ucr_tsv(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray]:
-    """One split in the UCR 2018 archive's ``.tsv`` format, as the official zip unpacks it.
-
-    Each line is one series: its class label, then its values, separated by tabs; ``NaN``
-    marks a missing value, and the padding after a series shorter than the longest one.
-    Both stay NaN in the returned panel, which is how the estimators take gaps and unequal
-    lengths.
-
-    Returns
-    -------
-    X : ndarray of shape (n_series, 1, n_timepoints), float64
-    y : ndarray of shape (n_series,), str
-        The labels as written in the file (``"1"``, ``"-1"``, ...), as sktime reads them.
-
-    Raises
-    ------
-    ValueError
-        If the file is empty, a line has no value after its label, a value is not a
-        number, a label is missing, or a series has no observed value; the message names
-        the file and the line.
-    """
-    path = Path(path)
-    labels, rows = [], []
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for number, line in enumerate(f, start=1):
-            line = line.rstrip("\r\n")
-            if not line.strip():
-                continue
-            fields = line.split("\t")
-            label = fields[0].strip()
-            if not label or label.lower() == "nan":
-                raise ValueError(f"{path}, line {number}: the first field (the class label) "
-                                 "is empty or NaN.")
-            if len(fields) < 2:
-                raise ValueError(f"{path}, line {number}: a label and no value; the UCR "
-                                 "layout is label<TAB>value<TAB>value ...")
-            try:
-                values = np.array(fields[1:], dtype=np.float64)
-            except ValueError as exc:
-                raise ValueError(f"{path}, line {number}: a value is not a number "
-                                 f"({exc}).") from None
-            if np.isnan(values).all():
-                raise ValueError(f"{path}, line {number}: the series has no observed value.")
-            if np.isinf(values).any():
-                raise ValueError(f"{path}, line {number}: an infinite value (only NaN may "
-                                 "mark a missing one).")
-            labels.append(label.removesuffix(".0") if _is_number(label) else label)
-            rows.append(values)
-    if not rows:
-        raise ValueError(f"{path} holds no series.")
-    length = max(len(r) for r in rows)
-    X = np.full((len(rows), 1, length), np.nan)
-    for i, r in enumerate(rows):
-        X[i, 0, : len(r)] = r
-    return X, np.asarray(labels, dtype=str)
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def _read_tsv(name: str, folder: str) -> list[tuple]:

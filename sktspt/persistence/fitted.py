@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from .._bounded import depth as _json_depth
+from .._limits import MAX_SERIES_VALUES, check_architecture_limits, check_input_limits
 from .._params import ARCHITECTURE
 from .._routed import check_encoder_value
 from ..augment import AUGMENTS, MIXUP_KINDS
@@ -21,12 +22,8 @@ from ..data import InputSpec, Normalizer
 from .format import (
     CLASS_KINDS,
     EPOCH_STATE,
-    MAX_ARCHITECTURE,
     MAX_CLASSES_BYTES,
     MAX_HISTORY_DEPTH,
-    MAX_PATCH_SIZE,
-    MAX_SERIES_VALUES,
-    MAX_TOKENS,
     SHAPE_STATE,
 )
 
@@ -203,27 +200,12 @@ def read_input_spec(est, fitted: dict) -> tuple[InputSpec, dict]:
     )
     if spec.max_tokens != math.ceil(spec.n_timepoints / spec.patch_size):
         raise ValueError("max_tokens_ disagrees with n_timepoints_ and patch_size_")
-    if spec.max_tokens > MAX_TOKENS:
-        raise ValueError(
-            f"max_tokens_={spec.max_tokens} is more than the {MAX_TOKENS} tokens a saved "
-            "model may have (prediction pads series to this length)"
-        )
+    check_input_limits(spec.n_channels, spec.n_timepoints, spec.patch_size, spec.max_tokens)
     n_features = est.__dict__.get("n_features_in_", spec.n_timepoints)
     if (resample_length is None and n_features != spec.n_timepoints) or (
             "n_features_in_" in est.__dict__ and spec.n_channels != 1):
         raise ValueError("n_features_in_ (of a model fitted on 2D input) must equal "
                          "n_timepoints_, with one channel")
-    if spec.patch_size > min(spec.n_timepoints, MAX_PATCH_SIZE):
-        raise ValueError(
-            f"patch_size_={spec.patch_size} is more than the {MAX_PATCH_SIZE} steps a saved "
-            f"model's token may have, or than its n_timepoints_={spec.n_timepoints} "
-            "(prediction pads every series to a multiple of it)"
-        )
-    if spec.n_channels * spec.n_timepoints > MAX_SERIES_VALUES:
-        raise ValueError(
-            f"n_channels_ x n_timepoints_ = {spec.n_channels} x {spec.n_timepoints} is more "
-            f"than the {MAX_SERIES_VALUES} values a saved model's series may have"
-        )
     encoder_kwargs = fitted["encoder_kwargs"]
     if not isinstance(encoder_kwargs, dict):
         raise ValueError("encoder_kwargs must be a mapping")
@@ -236,7 +218,8 @@ def read_input_spec(est, fitted: dict) -> tuple[InputSpec, dict]:
 
 def _check_architecture(encoder_kwargs: dict) -> None:
     """The network fields of ``encoder_kwargs`` as ``fit`` would accept them (each value's
-    constraint, ``n_heads`` dividing ``d_model``) and within :data:`MAX_ARCHITECTURE`;
+    constraint, ``n_heads`` dividing ``d_model``) and within
+    :data:`~sktspt._limits.MAX_ARCHITECTURE`;
     fields of files written before a field existed may be absent."""
     for name in ARCHITECTURE:
         if name not in encoder_kwargs:
@@ -246,11 +229,8 @@ def _check_architecture(encoder_kwargs: dict) -> None:
             check_encoder_value(name, value)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"encoder_kwargs_[{name!r}]: {exc}") from None
-        if name in MAX_ARCHITECTURE and value > MAX_ARCHITECTURE[name]:
-            raise ValueError(
-                f"encoder_kwargs_[{name!r}]={value} is more than the "
-                f"{MAX_ARCHITECTURE[name]} a saved model may have"
-            )
+    check_architecture_limits(encoder_kwargs,
+                              {f: f"encoder_kwargs_[{f!r}]" for f in encoder_kwargs})
     for name in ("d_model", "n_heads", "depth", "dim_feedforward"):
         if name not in encoder_kwargs:
             raise ValueError(f"encoder_kwargs lacks {name!r}")

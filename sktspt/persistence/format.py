@@ -59,22 +59,8 @@ MAX_MEMBERS = 8
 MAX_HEADER_VALUES = 2**16
 #: Bytes of the ``classes_`` array a file may state (labels times the dtype's item size).
 MAX_CLASSES_BYTES = 16 * 2**20
-#: Tokens of a training-length series (``max_tokens_``) a file may state. Prediction pads
-#: shorter series of an unequal-length model to this length in passes of fixed shape, so
-#: this bounds what predicting one short series allocates (about 3 GB at 4096 tokens; a
-#: file stating 65536 made it 22 GB).
-MAX_TOKENS = 2**12
-#: Steps of one token (``patch_size_``) a file may state (never more than its
-#: ``n_timepoints_``): prediction pads every series to a multiple of it, so a stated
-#: 10**7 made one short series allocate 56 GB. ``patch_size="auto"`` reaches 4096 only
-#: for series longer than 131,072 steps.
-MAX_PATCH_SIZE = 2**12
-#: Values of one training-length series (``n_channels_ * n_timepoints_``) a file may state.
-MAX_SERIES_VALUES = 2**20
-#: The largest network sizes a file may state (weights larger than this are never fitted
-#: by these estimators): width, feed-forward width, depth, and attention heads.
-MAX_ARCHITECTURE = {"d_model": 2**13, "dim_feedforward": 2**16, "depth": 2**8,
-                    "n_heads": 2**13, "differences": 8}
+#: The caps of a model's input (``max_tokens_``, ``patch_size_``, the values of a series)
+#: and of its network are :mod:`sktspt._limits`'s, which ``fit`` checks too.
 #: Most bytes of weights per compressed byte a file may state (plus :data:`WEIGHTS_SLACK`):
 #: fitted float weights hardly compress, so a member that states more is a zip bomb.
 MAX_WEIGHTS_RATIO = 8

@@ -22,6 +22,7 @@ from skorch.history import History
 
 from .._routed import DEPRECATED_OPTIONS, RENAMED, ROUTED
 from ..classifier import SPTClassifier
+from ..pretrained import is_encoder_name
 from ..pretrainer import SPTPretrainer
 from ..regressor import SPTRegressor
 from .fitted import (
@@ -148,9 +149,10 @@ def _build(meta: dict, device, probe: bool = False):
     if params.get("callbacks") not in (None, []):
         raise ValueError(f"callbacks must be None in a saved model, got {params['callbacks']!r}")
     # A shipped encoder's name may stay: the weights already hold what it started from.
-    if params.get("pretrainer") is not None and not isinstance(params["pretrainer"], str):
-        raise ValueError("pretrainer must be None or a shipped encoder's name in a saved "
-                         f"model, got {params['pretrainer']!r}")
+    # A name, never a path: a refit (clone(m).fit) would read that file.
+    if params.get("pretrainer") is not None and not is_encoder_name(params["pretrainer"]):
+        raise ValueError("pretrainer must be None or a shipped encoder's name (letters, "
+                         f"digits, _ and -) in a saved model, got {params['pretrainer']!r:.80}")
     if probe:
         params["device"] = "meta"
     else:
@@ -224,8 +226,8 @@ def load(path: str | os.PathLike, device: str | None = None):
 
     Parameters
     ----------
-    path : str or path-like
-        File written by :func:`save`.
+    path : str, path-like or binary file object
+        File written by :func:`save` (or its bytes, opened).
     device : str or None, default=None
         Device to put the model on, e.g. ``"cpu"`` for a model trained on a GPU; it
         replaces the saved ``device`` parameter. None keeps the saved device when it is
@@ -246,21 +248,28 @@ def load(path: str | os.PathLike, device: str | None = None):
     OSError
         If the file cannot be opened (missing, a directory, no permission).
     """
+    if hasattr(path, "read"):  # an open binary file (a shipped encoder's checked bytes)
+        return _load_named(path, str(getattr(path, "name", "<file>")), device)
     path = os.fspath(path)
     with _open_regular(path) as f:
-        try:
-            return _load(f, path, device)
-        except Refused as exc:
-            raise ValueError(str(exc)) from exc
-        except ArchitectureMismatch as exc:
-            raise ValueError(
-                f"{path!r}: the weights do not fit the architecture in its metadata: {exc}"
-            ) from exc
-        except Exception as exc:
-            raise ValueError(
-                f"{path!r} is not a readable sktspt model file (corrupted, crafted or "
-                f"another format): {type(exc).__name__}: {exc}"
-            ) from exc
+        return _load_named(f, path, device)
+
+
+def _load_named(f, path: str, device):
+    """:func:`_load`, every failure to read a ValueError naming ``path``."""
+    try:
+        return _load(f, path, device)
+    except Refused as exc:
+        raise ValueError(str(exc)) from exc
+    except ArchitectureMismatch as exc:
+        raise ValueError(
+            f"{path!r}: the weights do not fit the architecture in its metadata: {exc}"
+        ) from exc
+    except Exception as exc:
+        raise ValueError(
+            f"{path!r} is not a readable sktspt model file (corrupted, crafted or "
+            f"another format): {type(exc).__name__}: {exc}"
+        ) from exc
 
 
 def _open_regular(path: str):

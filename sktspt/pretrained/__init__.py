@@ -27,8 +27,9 @@ several channels, the error says so. The encoders are built by
 from __future__ import annotations
 
 import hashlib
-import json
+import io
 import os
+import re
 from pathlib import Path
 
 __all__ = ["FINETUNE_STEPS", "available", "pretrained", "card"]
@@ -42,28 +43,64 @@ FOLDER = Path(__file__).resolve().parent
 #: (``benchmarks/archive_budget.py``, ``docs/pretrained.md``), half the default fit's.
 FINETUNE_STEPS = 1000
 
+#: What an encoder's name may be: a name, never a path (letters, digits, ``_`` and ``-``).
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+#: Largest model card read (the shipped one has 3 kB).
+MAX_CARD_BYTES = 2**20
+
+
+def is_encoder_name(value) -> bool:
+    """Whether ``value`` has the form of an encoder's name (:data:`NAME`)."""
+    return isinstance(value, str) and NAME.fullmatch(value) is not None
+
 
 def available() -> list[str]:
-    """Names of the encoders shipped in this installation (``<name>.sktspt`` files with
-    their model card ``<name>.json``)."""
-    return sorted(p.stem for p in FOLDER.glob("*.sktspt") if p.with_suffix(".json").is_file())
+    """Names of the encoders shipped in this installation: ``<name>.sktspt`` files with
+    their model card ``<name>.json``, both regular files inside this package's folder
+    (no symlink out of it, no directory or device), named as :data:`NAME` allows."""
+    return sorted(p.stem for p in FOLDER.glob("*.sktspt")
+                  if is_encoder_name(p.stem) and _inside(p) and _inside(p.with_suffix(".json")))
+
+
+def _inside(path: Path) -> bool:
+    """Whether ``path`` is a regular file that resolves inside :data:`FOLDER`."""
+    try:
+        return path.is_file() and path.resolve(strict=True).parent == FOLDER.resolve()
+    except (OSError, RuntimeError):  # a symlink loop
+        return False
+
+
+def _shipped(name) -> Path:
+    """The encoder file of ``name``, one of :func:`available`; else a ValueError."""
+    if not is_encoder_name(name) or name not in available():
+        raise ValueError(_unknown(name))
+    return FOLDER / f"{name}.sktspt"
 
 
 def card(name: str = "archive") -> dict:
     """The model card of a shipped encoder (``<name>.json``): data, objective, steps, size,
     licence of the data, SHA-256 and the command that built it."""
-    path = FOLDER / f"{name}.json"
-    if not path.is_file():
-        raise ValueError(_unknown(name))
-    return json.loads(path.read_text())
+    from .._bounded import read_json_bounded
+
+    path = _shipped(name).with_suffix(".json")
+    try:
+        info = read_json_bounded(path, MAX_CARD_BYTES)
+    except ValueError as exc:  # too large, not UTF-8, not JSON (an empty file, a BOM)
+        raise ValueError(f"the model card {path} is unreadable ({exc}); reinstall the "
+                         "package.") from None
+    if not isinstance(info, dict):
+        raise ValueError(f"the model card {path} holds a {type(info).__name__}, not a JSON "
+                         "object; reinstall the package.")
+    return info
 
 
-def _unknown(name: str) -> str:
+def _unknown(name) -> str:
     have = available()
-    path_hint = ("" if not (Path(name).suffix or os.sep in name) else
+    text = str(name)
+    path_hint = ("" if not (Path(text[:255]).suffix or os.sep in text) else
                  " To start from a saved file, pass the fitted pretrainer itself: "
                  "pretrainer=FrozenEstimator(sktspt.load(path)) (joblib.load for a pickle).")
-    return (f"no pretrained encoder named {name!r} in {FOLDER}; "
+    return (f"no pretrained encoder named {name!r:.80} in {FOLDER}; "
             + (f"available: {', '.join(have)}." if have else
                "none is shipped in this installation yet: build one with "
                "`python benchmarks/pretrain_archive.py --data-dir <UCR 2018 archive> "
@@ -102,14 +139,25 @@ def pretrained(name: str = "archive", *, path: str | os.PathLike | None = None):
     from ..pretrainer import SPTPretrainer
 
     if path is None:
-        path = FOLDER / f"{name}.sktspt"
-        if not path.is_file():
-            raise ValueError(_unknown(name))
-        expected = card(name).get("sha256")
-        if expected is not None and sha256(path) != expected:
-            raise ValueError(f"{path} does not match its model card's SHA-256 ({expected}): "
-                             "the file is damaged or was replaced; reinstall the package.")
-    encoder = load(path)
+        path = _shipped(name)
+        encoder = load(_checked_bytes(path, card(name).get("sha256")))
+    else:
+        encoder = load(path)
     if not isinstance(encoder, SPTPretrainer):
         raise ValueError(f"{path} holds a {type(encoder).__name__}, not an SPTPretrainer.")
     return FrozenEstimator(encoder)
+
+
+def _checked_bytes(path: Path, expected) -> io.BytesIO:
+    """The bytes of ``path``, read once, if their SHA-256 is ``expected`` (a card's
+    64-hex-digit ``sha256``); so the bytes checked are the bytes loaded."""
+    if not isinstance(expected, str) or re.fullmatch(r"[0-9a-f]{64}", expected) is None:
+        raise ValueError(f"the model card of {path} has no valid sha256 (got {expected!r:.80}): "
+                         "the encoder cannot be checked; reinstall the package.")
+    raw = path.read_bytes()
+    if hashlib.sha256(raw).hexdigest() != expected:
+        raise ValueError(f"{path} does not match its model card's SHA-256 ({expected}): "
+                         "the file is damaged or was replaced; reinstall the package.")
+    data = io.BytesIO(raw)
+    data.name = str(path)
+    return data
