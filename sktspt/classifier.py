@@ -102,6 +102,11 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
     #: (``docs/tuning-history.md``, round 42). Where pretraining also sees ``X_unlabeled``
     #: its epochs count on all its series.
     _auto_min_batches = 10
+    #: An ``"auto"`` budget trains at least 50 epochs (at most 16,000 steps): on 70/30 cuts
+    #: of the archive's 16 large training splits +1.6 points over the flat 2,000 steps,
+    #: 8 wins, 8 draws, no loss, Wilcoxon p = 0.012 (``docs/results-budget.md``). Training
+    #: sets under about 640 series (every shipped set) keep their 2,000 steps.
+    _auto_min_epochs = 50
 
     _parameter_constraints: dict = {
         **SupervisedSPT._parameter_constraints,

@@ -120,3 +120,24 @@ def test_auto_warmup_is_a_tenth_of_the_steps_at_most_100():
     assert resolve_warmup("auto", 30) == 3
     assert resolve_warmup("auto", 2000) == 100  # the scratch control's two phases in one
     assert resolve_warmup(0.3, 2000) == 600 and resolve_warmup(0.0, 1000) == 0
+
+
+def test_the_auto_budget_grows_with_a_large_training_set_and_only_there():
+    """At least 50 epochs, at most 16,000 steps; sets under ~640 series keep 2,000 steps."""
+    import numpy as np
+
+    from sktspt import SPTClassifier
+
+    clf = SPTClassifier(random_state=0)
+    small = np.arange(500) % 2
+    assert clf._planned_steps(len(small), y=small) < 2100
+    large = np.arange(2000) % 2
+    per_epoch = clf._trainer().batches(len(large), clf._seed(), large)
+    assert clf._planned_steps(len(large), y=large) == 50 * per_epoch > 2 * 2000
+    huge = np.arange(20000) % 2
+    assert 14000 < clf._planned_steps(len(huge), y=huge) <= 16000
+    # an explicit budget is the user's: no floor
+    assert SPTClassifier(schedule__steps=1000)._planned_steps(len(large), y=large) < 1100
+    # self-pretraining takes about the same total steps as the from-scratch default
+    spt = SPTClassifier(random_state=0, pretrain_epochs="auto")
+    assert abs(spt._planned_steps(len(large), y=large) - 50 * per_epoch) < 0.05 * 50 * per_epoch
