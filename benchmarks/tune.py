@@ -23,7 +23,8 @@ from skorch.callbacks import Freezer, Unfreezer
 from sktime.datasets import load_UCR_UEA_dataset
 
 from sktspt import SPTClassifier
-from sktspt._routed import RENAMED, ROUTED
+from sktspt._param_hints import REMOVED
+from sktspt._routed import ROUTED
 from sktspt.benchmark import HELDOUT, load_dataset
 from sktspt.benchmark.labels import labelled_subset
 from sktspt.data import resolve_patch_size
@@ -409,7 +410,7 @@ def fit_score(params: dict, X, y, train, test, scratch: bool, seed: int,
               device: str = "cpu") -> tuple[float, str]:
     """Test-fold accuracy of one fit, and what ``augment="auto"`` chose from its evidence."""
     torch.set_num_threads(1)
-    params = {RENAMED.get(k, k): v for k, v in params.items()}  # old flat names, as renamed
+    params = {REMOVED.get(k) or k: v for k, v in params.items()}  # old flat names, as renamed
     if not scratch:  # SPT's arm self-pretrains unless the config says otherwise
         params.setdefault("pretrain_epochs", "auto")
     fraction = params.pop("label_fraction", None)

@@ -74,7 +74,7 @@ MAX_SERIES_VALUES = 2**20
 #: The largest network sizes a file may state (weights larger than this are never fitted
 #: by these estimators): width, feed-forward width, depth, and attention heads.
 MAX_ARCHITECTURE = {"d_model": 2**13, "dim_feedforward": 2**16, "depth": 2**8,
-                    "n_heads": 2**13, "differences": 8}
+                    "n_heads": 2**13}
 #: Most bytes of weights per compressed byte a file may state (plus :data:`WEIGHTS_SLACK`):
 #: fitted float weights hardly compress, so a member that states more is a zip bomb.
 MAX_WEIGHTS_RATIO = 8
