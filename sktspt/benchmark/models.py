@@ -296,9 +296,6 @@ MODELS: dict[str, ModelSpec] = {
                                 unlabelled=False),
     "scratch-alibi": ModelSpec(partial(_scratch, architecture__positional="alibi"),
                                unlabelled=False),
-    # No validation split: all training data, last epoch (the split costs scratch more).
-    "spt-noval": ModelSpec(partial(_spt, validation_fraction=0.0)),
-    "scratch-noval": ModelSpec(partial(_scratch, validation_fraction=0.0), unlabelled=False),
     "spt-crate": ModelSpec(partial(_spt, architecture="crate")),
     "spt-attention_only": ModelSpec(partial(_spt, architecture="attention_only")),
     "spt-sigreg": ModelSpec(partial(_spt, pretrain_objective="masked+sigreg")),
