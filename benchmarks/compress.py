@@ -65,7 +65,7 @@ def batch1_time(clf, Xp: np.ndarray, threshold) -> float:
     module = clf.net_.module_
     module.eval()
     rows = [torch.from_numpy(np.ascontiguousarray(Xp[i : i + 1])) for i in range(len(Xp))]
-    min_layer = int(clf.min_exit_layer)
+    min_layer = int(clf.early_exit__min_layer)
 
     def run():
         with torch.no_grad():
@@ -108,7 +108,7 @@ def run_dataset(name, seed, args, log) -> list[dict]:
     models = {}
     for label, weight in (("no exit loss", 0.0), ("LEAP loss", args.exit_loss_weight)):
         start = time.perf_counter()
-        models[label] = SPTClassifier(exit_loss_weight=weight, **common).fit(X, y)
+        models[label] = SPTClassifier(early_exit__loss_weight=weight, **common).fit(X, y)
         log(f"{name} seed {seed}: fitted depth-{args.depth} model ({label}) in "
             f"{time.perf_counter() - start:.0f} s")
     base = models["no exit loss"]

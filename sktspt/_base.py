@@ -17,28 +17,14 @@ from skorch.net import NeuralNet
 
 from ._concurrency import THREADS, choose_threads, settle_eval, step_macs
 from ._limits import check_architecture_limits
-from ._params import (
-    ARCHITECTURE,
-    BASE_CONSTRAINTS,
-    DEPRECATED,
-    lighthouse,
-    resolve_device,
-    validate,
-)
-from ._routed import (
-    DEPRECATED_OPTIONS,
-    ENCODER_FIELDS,
-    RENAMED,
-    ROUTED,
-    RoutedParams,
-    phase_steps,
-)
+from ._param_hints import REJECTED, REMOVED, removed_message
+from ._params import ARCHITECTURE, BASE_CONSTRAINTS, lighthouse, resolve_device, validate
+from ._routed import ENCODER_FIELDS, ROUTED, RoutedParams, phase_steps
 from .augment import Augmentation
 from .claim import RunLock, fit_fingerprint, open_run
 from .data import InputSpec, PanelInfo, check_panel, warn_if_transposed
 from .inference import infer
 from .masking import resolve_masking
-from .nn.ensemble import Ensemble
 from .nn.heads import LeJEPAModel, ReconstructionModel
 from .nn.panel_fit import fit_to_panel
 from .persistence.saving import save as save_estimator
@@ -108,9 +94,9 @@ def _with_matmul_precision(self, method, args, kwargs):
 
 
 def _unset(value, default) -> bool:
-    """Whether an old pickle's deprecated option was left unset (its default, or the
+    """Whether an old pickle's rejected option was left unset (its default, or the
     ``"deprecated"`` placeholder of earlier releases)."""
-    return isinstance(value, str) and value == DEPRECATED or value == default
+    return isinstance(value, str) and value == "deprecated" or value == default
 
 
 def _architecture(encoder_kwargs: dict) -> dict:
@@ -212,19 +198,20 @@ class SPTBase(RoutedParams, BaseEstimator):
             kwargs = state.pop("encoder_kwargs_")
             state["_architecture"] = _architecture(kwargs)
         # Pickles from before 0.4.0 hold flat parameters: the routed ones become settings
-        # under their new names (where not at their default, as if given), deprecated
-        # options only if set.
+        # under their new names (where not at their default, as if given). A rejected
+        # option is dropped where it was unused and refused where it was set, as are those
+        # that pickles of 0.4 keep among their settings.
         values = dict(state.get("_routed_values", {}))
-        for old, new in RENAMED.items():
-            if old in state:
+        for old, new in REMOVED.items():
+            if old in state and new is not None:
                 value = state.pop(old)
                 if new in self._routed and new not in values and value != ROUTED[new].default:
                     values[new] = value
-        for name, option in DEPRECATED_OPTIONS.items():
-            if name in state:
-                value = state.pop(name)
-                if name in self._deprecated and not _unset(value, option.default):
-                    values.setdefault(name, value)
+        for name, default in REJECTED.items():
+            for holder in (state, values):
+                if name in holder and not _unset(holder.pop(name), default):
+                    raise TypeError(f"This pickle sets {name}; {removed_message(type(self), name)}"
+                                    " Unpickle it with sktspt 0.4 or earlier.")
         state["_routed_values"] = values
         super().__setstate__(state)
 
@@ -306,7 +293,7 @@ class SPTBase(RoutedParams, BaseEstimator):
                      if k in arch})
         try:
             macs = step_macs(spec.max_tokens, arch["d_model"], arch["depth"],
-                             arch["dim_feedforward"], s["batch_size"], self._n_members())
+                             arch["dim_feedforward"], s["batch_size"])
         except (TypeError, ValueError):  # parameters set to invalid values since the fit
             macs = 0
         return choose_threads(macs, THREADS.ceiling())
@@ -401,12 +388,10 @@ class SPTBase(RoutedParams, BaseEstimator):
         else:
             net_cls = MaskedSigRegNet if objective == "masked+sigreg" else MaskedPretrainNet
             objective_kwargs = dict(
-                **self._module(ReconstructionModel), criterion=torch.nn.MSELoss, masking=masking,
+                module=ReconstructionModel, criterion=torch.nn.MSELoss, masking=masking,
                 mask_ratio=float(s["masking__ratio"]), mean_span=self._mean_span(),
                 mask_seed=seed, ratio_spread=float(s["masking__ratio_spread"]),
-                mask_channels=self._mask_channels(),
-                min_crop=None if s["pretrain_crops"] is None else float(s["pretrain_crops"]),
-                augmentation=self._augmentation(),
+                mask_channels=self._mask_channels(), augmentation=self._augmentation(),
             )
             if objective == "masked+sigreg":
                 objective_kwargs["sigreg_lambda"] = sigreg_lambda
@@ -415,17 +400,6 @@ class SPTBase(RoutedParams, BaseEstimator):
             **objective_kwargs,
             **{f"module__{k}": v for k, v in self.encoder_kwargs_.items()},
         )
-
-    def _n_members(self) -> int:
-        """Networks trained together (an :class:`~sktspt.nn.ensemble.Ensemble` above 1)."""
-        return 1
-
-    def _module(self, model: type[torch.nn.Module]) -> dict:
-        """skorch ``module`` settings: ``model``, or an ensemble of ``model`` members."""
-        members = self._n_members()
-        if members == 1:
-            return {"module": model}
-        return {"module": Ensemble, "module__member": model, "module__n_members": members}
 
     def _augment(self) -> bool | str:
         """``augment`` as training and prediction use it: what fit resolved (``augment_``:
@@ -443,7 +417,7 @@ class SPTBase(RoutedParams, BaseEstimator):
             return Augmentation.shift_only()
         if augment == "roll":
             return Augmentation.roll_only()
-        return Augmentation() if augment else None
+        return None
 
     def _mean_span(self) -> float:
         mean_span = self._settings()["masking__mean_span"]
@@ -476,7 +450,7 @@ class EmbeddingTransformerMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixi
 
     @property
     def _n_features_out(self) -> int:
-        return self.encoder_kwargs_["d_model"] * self._n_members()
+        return self.encoder_kwargs_["d_model"]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

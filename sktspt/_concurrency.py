@@ -36,15 +36,15 @@ def settle_eval(module: torch.nn.Module) -> torch.nn.Module:
 MACS_PER_THREAD = 2**30
 
 
-def step_macs(tokens: int, d_model: int, depth: int, dim_feedforward: int, batch_size: int,
-              members: int = 1) -> int:
+def step_macs(tokens: int, d_model: int, depth: int, dim_feedforward: int,
+              batch_size: int) -> int:
     """Multiply-adds of one forward pass of a batch through the encoder.
 
     Per layer and token: the four ``d_model``-square projections of attention, the two
     feed-forward products and the attention over ``tokens`` keys.
     """
     per_token = 4 * d_model * d_model + 2 * d_model * dim_feedforward + 2 * tokens * d_model
-    return int(batch_size) * int(members) * int(depth) * int(tokens) * per_token
+    return int(batch_size) * int(depth) * int(tokens) * per_token
 
 
 def choose_threads(macs: int, ceiling: int) -> int:

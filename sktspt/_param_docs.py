@@ -76,12 +76,11 @@ than the budget; a fit from scratch keeps the same epochs in all as a pretrainin
 Fine-tuning loss on the standardised targets: ``"squared_error"`` (MSE), or ``"huber"``
 (squared within one standard deviation of the target, linear beyond: robust to outlying
 targets)."""),
-    "augment": ('bool or {"stretch", "shift", "roll", "auto"}', """
+    "augment": ('{False, "shift", "roll", "auto"}', """
 Train on random variants of each batch (:class:`~sktspt.augment.Augmentation`):
-``True`` or ``"stretch"`` crops a window of 80-100 % and stretches it back, ``"shift"``
-moves each series by up to 10 % of its length; both then scale and jitter. ``"roll"``
-turns each series circularly, for series whose start point is arbitrary, and the
-classifier then averages its predictions over 8 turns of each series. ``"auto"``: rolls
+``"shift"`` moves each series by up to 10 % of its length, then scales and jitters it;
+``"roll"`` turns each series circularly, for series whose start point is arbitrary, and
+the classifier then averages its predictions over 8 turns of each series. ``"auto"``: rolls
 where aligning the training series circularly helps a 1-NN on them
 (:func:`~sktspt.invariance.alignment_gain`; ``augment_``), else none. Only fine-tuning
 augments (``docs/tuning.md``)."""),
@@ -139,9 +138,9 @@ pays only on long inputs (thousands of tokens, see ``docs/lighthouse.md``)."""),
 
 #: Where the regressor's parameters mean something else than the classifier's.
 REGRESSOR_DOCS: dict[str, tuple[str, str]] = {
-    "augment": ('bool or {"stretch", "shift", "roll", "auto"}', """
+    "augment": ('{False, "shift", "roll", "auto"}', """
 Train on random variants of each batch, as for :class:`~sktspt.SPTClassifier`
-(``True``/``"stretch"``, ``"shift"``, ``"roll"``); prediction sees the series as given.
+(``"shift"``, ``"roll"``); prediction sees the series as given.
 ``"auto"`` is no augmentation (``augment_`` False): the classifier's screen needs
 classes."""),
     "validation_fraction": ("float", """

@@ -7,7 +7,51 @@ from collections.abc import Sequence
 
 from ._params import init_parameters as _init_parameters
 
-__all__ = ["ALIASES", "ParameterHints", "suggest_parameter", "unknown_keyword_message"]
+__all__ = ["ALIASES", "REJECTED", "REMOVED", "REMOVED_IN", "ParameterHints", "removed_message",
+           "suggest_parameter", "unknown_keyword_message"]
+
+#: The release that removed the names of :data:`REMOVED`.
+REMOVED_IN = "0.5"
+
+#: The options the project's evidence rejected, removed in 0.5 (why:
+#: ``docs/tuning-history.md``), each with the value that left it off: what files and pickles
+#: of earlier versions hold where it was unused.
+REJECTED = {"layer_decay": 1.0, "reinit_layers": 0, "differences": 0, "pretrain_crops": None,
+            "n_estimators": 1, "self_training": None, "cache_features": False}
+
+#: The names removed in 0.5, each with what replaces it: the flat names that became routed
+#: settings in 0.4 (files saved under them still load, translated), and, replaced by None,
+#: the rejected options (:data:`REJECTED`).
+REMOVED: dict[str, str | None] = {
+    **{k: f"architecture__{k}" for k in ("n_heads", "dim_feedforward", "dropout", "positional")},
+    **{f"lighthouse_{k}": f"attention__{k}" for k in ("levels", "pool", "topk", "recovery")},
+    **{f"mask_{k}": f"masking__{k}" for k in ("ratio", "ratio_spread", "channels")},
+    **{k: f"schedule__{k}" for k in ("pretrain_share", "warmup", "patience")},
+    **{k: f"callbacks__{k}" for k in ("checkpoint_dir",)},
+    "patch_size": "tokenizer__patch_size", "mean_span": "masking__mean_span",
+    "sigreg_lambda": "pretrain_objective__sigreg_lambda", "auto_steps": "schedule__steps",
+    "weight_decay": "optimizer__weight_decay", "label_smoothing": "criterion__label_smoothing",
+    "mixup_kind": "mixup__kind", "exit_loss_weight": "early_exit__loss_weight",
+    "min_exit_layer": "early_exit__min_layer", "n_threads": "device__threads",
+    "precision": "device__precision", "pretrain_callbacks": "callbacks__pretrain",
+    **dict.fromkeys(REJECTED),
+}
+
+
+def removed_message(cls: type, name: str) -> str | None:
+    """Why ``cls(name=...)`` is refused, where ``name`` was removed in 0.5; else None.
+
+    A class adds its own old names as ``_removed`` (``{old: new}``: the pretrainer's
+    ``max_epochs``, ``pretrain_epochs`` since 0.3).
+    """
+    removed = {**REMOVED, **getattr(cls, "_removed", {})}
+    if name not in removed:
+        return None
+    new = removed[name]
+    if new is None:
+        return (f"{cls.__name__}'s {name} was removed in {REMOVED_IN}: the project's evidence "
+                "did not support it (docs/tuning-history.md).")
+    return f"{cls.__name__}({name}=...) was removed in {REMOVED_IN}; use {new}=... instead."
 
 
 #: Names used for the same thing elsewhere (scikit-learn, PyTorch, Hugging Face), each
@@ -36,7 +80,6 @@ ALIASES: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(("gpu", "cuda", "use_gpu"), ("device",)),
     **dict.fromkeys(("early_stopping", "early_stopping_patience", "n_iter_no_change"),
                     ("schedule__patience",)),
-    **dict.fromkeys(("n_members", "ensemble_size", "n_models"), ("n_estimators",)),
     **dict.fromkeys(("mask_rate", "masking_ratio", "mask_prob"), ("masking__ratio",)),
     **dict.fromkeys(("validation_split", "val_fraction", "val_size", "validation_size"),
                     ("validation_fraction",)),
@@ -65,7 +108,10 @@ def suggest_parameter(name: str, valid: Sequence[str]) -> str | None:
 
 def unknown_keyword_message(cls: type, name: str) -> str:
     """Python's message for an unknown keyword of ``cls()``, with the closest parameter or
-    routed setting (``attention__level`` -> ``attention__levels``)."""
+    routed setting (``attention__level`` -> ``attention__levels``), or, for a name removed in
+    0.5, what replaced it."""
+    if removed := removed_message(cls, name):
+        return removed
     if hasattr(cls, "_valid_names"):
         valid = cls._valid_names()
     else:
@@ -83,7 +129,7 @@ class ParameterHints:
     scikit-learn (``get_params``, ``clone``) and sktime read. Copies and pickles call
     ``__new__`` without arguments, which passes. A class whose ``__init__`` takes
     ``**kwargs`` (the routed settings) checks those names itself
-    (:meth:`sktspt._routed.RoutedParams._translate`).
+    (:meth:`sktspt._routed.RoutedParams._set_routed`).
     """
 
     def __new__(cls, *args, **kwargs):

@@ -29,9 +29,8 @@ Why small constraint callables of our own rather than scikit-learn's
   ``normalize must be 'auto', 'global', 'instance' or None``), are pinned by the tests
   and documented, and stay plain ``ValueError`` / ``TypeError``.
 - Several checks are not about one value: ``d_model`` divisible by ``n_heads``,
-  Lighthouse attention needing ``depth >= 3``, LEAP needing one network, ensembles
-  needing masked pretraining, a CUDA ``device`` needing a usable GPU. They run after the
-  per-parameter constraints (:data:`RELATIONS`), in the same place.
+  Lighthouse attention needing ``depth >= 3``, a CUDA ``device`` needing a usable GPU.
+  They run after the per-parameter constraints (:data:`RELATIONS`), in the same place.
 - ``bool`` is never a number here (``depth=True`` is a mistake, not 1), which
   scikit-learn's ``Interval(Integral, ...)`` does not reject.
 
@@ -61,8 +60,6 @@ from .precision import check_precision
 
 __all__ = [
     "BASE_CONSTRAINTS",
-    "DEPRECATED",
-    "Deprecated",
     "Integer",
     "Number",
     "Options",
@@ -77,10 +74,8 @@ NORMALIZATIONS = ("auto", "global", "instance", None)
 #: The parameters that shape the network, after the input (``encoder_kwargs_``).
 ARCHITECTURE = (
     "d_model", "depth", "n_heads", "dim_feedforward", "dropout", "positional", "architecture",
-    "tokenizer", "differences",
+    "tokenizer",
 )
-#: The default of a deprecated parameter: "not set" (scikit-learn's convention).
-DEPRECATED = "deprecated"
 
 
 def init_parameters(cls: type) -> dict[str, inspect.Parameter]:
@@ -165,17 +160,6 @@ class Number:
             raise ValueError(f"{name} must be {self.what}, got {show(value)}.")
 
 
-@dataclass(frozen=True)
-class Deprecated:
-    """A deprecated parameter: unset (:data:`DEPRECATED`), or what ``check`` accepts."""
-
-    check: Callable[[str, Any], None]
-
-    def __call__(self, name: str, value) -> None:
-        if not (isinstance(value, str) and value == DEPRECATED):
-            self.check(name, value)
-
-
 def boolean(name: str, value) -> None:
     """True or False (numpy's bool too)."""
     if not isinstance(value, bool | np.bool_):
@@ -204,13 +188,15 @@ def random_state(name: str, value) -> None:
 
 
 def _augment(name: str, value) -> None:
+    what = 'False, "shift", "roll" or "auto"'
+    if value is True or value is np.True_ or isinstance(value, str) and value == "stretch":
+        raise ValueError(f"{name}={value!r} (stretching) was removed in 0.5: it lost up to 35 "
+                         "points where frequency is the class (docs/tuning-history.md). "
+                         f"{name} must be {what}.")
     if isinstance(value, str):
-        Options((*AUGMENTS, "auto"),
-                'True, False, "stretch", "shift", "roll" or "auto"')(name, value)
+        Options((*AUGMENTS, "auto"), what)(name, value)
     elif not isinstance(value, bool | np.bool_):
-        raise TypeError(
-            f'{name} must be True, False, "stretch", "shift", "roll" or "auto", '
-            f"got {show(value)}.")
+        raise TypeError(f"{name} must be {what}, got {show(value)}.")
 
 
 #: Most threads ``n_threads`` may ask for (torch crashes on absurd counts such as 10**6).
@@ -401,45 +387,8 @@ def _heads_divide_width(s: dict) -> None:
             f"d_model={s['d_model']} must be divisible by architecture__n_heads={heads}.")
 
 
-def _ensembles_pretrain_masked(s: dict) -> None:
-    if s.get("n_estimators", 1) > 1 and s["pretrain_objective"] != "masked":
-        raise ValueError(
-            "n_estimators > 1 trains members with masked reconstruction only; got "
-            f"pretrain_objective={s['pretrain_objective']!r}."
-        )
-
-
-def leap_needs_one_network(members: int, early_exit, loss_weight) -> None:
-    """LEAP's loss and early exit act on a single network, not on an ensemble."""
-    if int(members) > 1 and (early_exit is not None or float(loss_weight) > 0):
-        raise ValueError(
-            "early_exit and early_exit__loss_weight act on a single network; got "
-            f"n_estimators={int(members)}. Use n_estimators=1 with LEAP."
-        )
-
-
-def _leap(s: dict) -> None:
-    if "early_exit" in s:
-        leap_needs_one_network(s.get("n_estimators", 1), s["early_exit"],
-                               s["early_exit__loss_weight"])
-
-
-def _reinit_within_depth(s: dict) -> None:
-    """``reinit_layers`` within the depth of the network (a fitted pretrainer's, if given)."""
-    layers = s.get("reinit_layers", 0)
-    pretrainer = s.get("pretrainer")
-    depth = s["depth"] if pretrainer is None else getattr(pretrainer, "depth", s["depth"])
-    if layers > depth:
-        raise ValueError(
-            f"reinit_layers={layers} exceeds depth={depth}: at most every layer can "
-            "be re-initialised."
-        )
-
-
 #: Checks of combinations, run after every parameter passed its own constraint.
-RELATIONS: tuple[Callable[[dict], None], ...] = (
-    _heads_divide_width, _ensembles_pretrain_masked, _leap, lighthouse, _reinit_within_depth,
-)
+RELATIONS: tuple[Callable[[dict], None], ...] = (_heads_divide_width, lighthouse)
 
 
 def validate(settings: dict, constraints: dict, names: Sequence[str] | None = None,

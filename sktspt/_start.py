@@ -15,8 +15,7 @@ __all__ = ["PRETRAINER_SETTINGS", "PRETRAINING_SETTINGS", "warn_overridden",
 #: handling).
 PRETRAINER_SETTINGS = (
     "depth", "d_model", "architecture__n_heads", "architecture__dim_feedforward",
-    "tokenizer__patch_size", "tokenizer__length", "tokenizer", "differences",
-    "architecture__positional",
+    "tokenizer__patch_size", "tokenizer__length", "tokenizer", "architecture__positional",
     "architecture", "normalize",
 )
 
@@ -56,8 +55,8 @@ PRETRAINING_SETTINGS = (
 def warn_unused_pretraining(est, unlabeled: bool = False) -> None:
     """Warn when what only self-pretraining reads is given to a fit that does not
     self-pretrain (``pretrain_epochs=0``, the classifier's default, or a ``pretrainer``),
-    so that it is not silently ignored: ``X_unlabeled`` (``unlabeled``: given, and no
-    self-training uses it) and pretraining settings away from their defaults."""
+    so that it is not silently ignored: ``X_unlabeled`` (``unlabeled``: given) and
+    pretraining settings away from their defaults."""
     if est.pretrain_epochs != 0 and est.pretrainer is None:
         return
     name = type(est).__name__

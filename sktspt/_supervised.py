@@ -3,8 +3,8 @@
 The two-phase ``fit`` of :class:`~sktspt.SPTClassifier` and :class:`~sktspt.SPTRegressor`
 lives here once: pretraining on the training series (or taking a fitted ``pretrainer``),
 then fine-tuning the whole network with a task head through
-:class:`~sktspt.training.Trainer`, with sample weights, layer decay, mixup, warm start and
-``reinit_layers``. A task says only what is its own, through these hooks:
+:class:`~sktspt.training.Trainer`, with sample weights, mixup and warm start. A task says
+only what is its own, through these hooks:
 
 - :meth:`SupervisedSPT._fit_targets` and :meth:`SupervisedSPT._continue_targets`: the
   targets as the network trains on them (class indices, standardised values), fixing
@@ -18,10 +18,8 @@ then fine-tuning the whole network with a task head through
 from __future__ import annotations
 
 import math
-import re
 
 import numpy as np
-import torch
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
@@ -38,21 +36,12 @@ from ._routed import PHASE_STEPS
 from ._start import warn_overridden, warn_unused_pretraining
 from .augment import resolve_mixup
 from .data import check_panel
-from .inference import INFERENCE_BATCH
 from .loaders import net_input, stack_panels
 from .nn.panel_fit import fit_to_panel
 from .precision import autocast_dtype
-from .training import FineTuningNet, layer_decay_groups, net_state, restore_net_state
+from .training import FineTuningNet, net_state, restore_net_state
 
 __all__ = ["SupervisedSPT"]
-
-#: The layer index in an encoder's state-dict key (``layers.2.attn.qkv.weight``, or
-#: ``1.layers.2...`` for an ensemble member's encoder).
-_LAYER_KEY = re.compile(r"(?:^|\.)layers\.(\d+)\.")
-
-#: Most values (series x tokens x features) of a training panel's fixed features that a
-#: fit keeps in memory (256 MB in float32); a larger panel computes them at every step.
-FEATURE_CACHE_VALUES = 2**26
 
 
 class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
@@ -82,9 +71,6 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
     #: The routed settings every supervised task takes (:data:`sktspt._routed.ROUTED`).
     _routed = (*SPTBase._routed, "schedule__pretrain_share", "mixup__kind",
                "callbacks__pretrain")
-    #: The options the project's evidence rejected, deprecated until 0.5.
-    _deprecated = ("layer_decay", "reinit_layers", "differences", "pretrain_crops",
-                   "n_estimators", "cache_features")
 
     # --- hooks of the task ------------------------------------------------------------
     def _fit_targets(self, y, n: int) -> np.ndarray:
@@ -102,15 +88,6 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
     def _choose_augment(self, Xp: np.ndarray, y_enc: np.ndarray, seed: int) -> bool | str:
         """``augment`` for fine-tuning; ``"auto"`` is no augmentation unless a task decides."""
         return False if self.augment == "auto" else self.augment
-
-    def _self_trains(self) -> bool:
-        """Whether fit labels unlabelled series with its own predictions and trains again."""
-        return False
-
-    def _pseudo_targets(self, net, U: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The prepared unlabelled series ``U`` that take the fine-tuned ``net``'s
-        prediction as a target: their indices and encoded targets."""
-        raise NotImplementedError
 
     def _finetune_net(
         self, trainer, n: int, y_enc: np.ndarray | None, seed: int, epochs: int,
@@ -160,7 +137,7 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         seed = self._resume_seed(self._seed(), X, y_enc, X_unlabeled, weights)
         Xp = self._prepare(X)
         U = None if X_unlabeled is None else self._prepare_unlabeled(X_unlabeled)
-        warn_unused_pretraining(self, unlabeled=U is not None and not self._self_trains())
+        warn_unused_pretraining(self, unlabeled=U is not None)
         self.mixup_, self.mixup_kind_ = resolve_mixup(self.mixup, Xp, s["mixup__kind"])
         self.augment_ = False if self.augment == "auto" else self.augment  # until chosen
         per_epoch = trainer.batches(len(Xp), seed, self._stratify(y_enc))  # labelled series
@@ -170,10 +147,6 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
             self.pretrain_epochs_ = 0
             if pre is not None:
                 encoder_state = pre.encoder_.state_dict()
-                if self._n_members() > 1:  # every member starts from the pretrained encoder
-                    encoder_state = torch.nn.ModuleList(
-                        [pre.encoder_] * self._n_members()
-                    ).state_dict()
             elif self.pretrain_epochs != 0:
                 pre_X = Xp if U is None else stack_panels(Xp, U)
                 self.pretrain_epochs_ = trainer.epochs(
@@ -193,41 +166,13 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
             )
             self._start_finetuning(net, encoder_state, Xp)
             if self.max_epochs_ > 0:
-                trainer.train(net, net_input(Xp, weights, self._fixed_features(net, Xp)),
-                              y_enc, self.max_epochs_, "fine-tuning")
-            self.n_pseudo_labeled_ = 0
-            if U is not None and self._self_trains():
-                net = self._self_train(trainer, net, encoder_state, Xp, y_enc, weights, U, seed)
+                trainer.train(net, net_input(Xp, weights), y_enc, self.max_epochs_,
+                              "fine-tuning")
         self.net_ = net
         settle_eval(net.module_)
         self.encoder_ = self.net_.module_.encoder
         self.history_ = self.net_.history
         return self
-
-    def _self_train(self, trainer, net, encoder_state, Xp, y_enc, weights, U, seed: int):
-        """One round of self-training: the prepared unlabelled series ``U`` that ``net`` predicts
-        confidently (:meth:`_pseudo_targets`) join the labelled ones with those targets,
-        and a fresh net fine-tunes on both from the same start (the pretrained encoder, or
-        a fresh one), with the same step budget. Returns ``net`` where no series qualifies.
-        """
-        settle_eval(net.module_)
-        keep, targets = self._pseudo_targets(net, U)
-        self.n_pseudo_labeled_ = len(keep)
-        if not len(keep):
-            return net
-        X2 = stack_panels(Xp, U[keep])
-        y2 = np.concatenate([y_enc, targets])
-        if weights is not None:  # the pseudo-labelled series weigh as an average series
-            weights = np.concatenate([weights, np.ones(len(keep), dtype=weights.dtype)])
-        self.max_epochs_ = trainer.epochs(self.max_epochs, len(X2), seed, self._stratify(y2),
-                                          steps=self._auto_budget("finetune"))
-        student = self._finetune_net(trainer, len(X2), y2, seed, self.max_epochs_,
-                                     "selftrain", weighted=weights is not None)
-        self._start_finetuning(student, encoder_state, X2)
-        if self.max_epochs_ > 0:
-            trainer.train(student, net_input(X2, weights, self._fixed_features(student, X2)),
-                          y2, self.max_epochs_, "self-training")
-        return student
 
     def _auto_budget(self, phase: str, per_epoch: int = 0) -> int:
         """The optimizer steps an ``"auto"`` phase aims at.
@@ -263,7 +208,7 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
 
     def _planned_steps(self, n: int, n_unlabeled: int = 0, y=None) -> int:
         """The optimizer steps a fit on ``n`` labelled and ``n_unlabeled`` unlabelled series
-        takes (pretraining on both, then fine-tuning; self-training not counted), before
+        takes (pretraining on both, then fine-tuning), before
         fitting: what a from-scratch control needs for equal steps."""
         self._check_params()
         trainer, seed = self._trainer(), self._seed()
@@ -278,48 +223,14 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
                                 steps=self._auto_budget("finetune", per_epoch))
         return steps + epochs * trainer.batches(n, seed, y_enc)
 
-    def _n_members(self) -> int:
-        return int(self._settings()["n_estimators"])
-
     def _start_finetuning(self, net, encoder_state: dict | None, Xp: np.ndarray) -> None:
         """Initialise ``net`` from the pretrained encoder, or (from scratch) fit its input
         scales on ``Xp``."""
         net.initialize()
         if encoder_state is not None:
-            self._load_pretrained(net.module_.encoder, encoder_state)
+            net.module_.encoder.load_state_dict(encoder_state)
         else:
             fit_to_panel(net.module_, Xp)
-
-    def _load_pretrained(self, encoder: torch.nn.Module, state: dict) -> None:
-        """Load the pretrained ``state`` except the top ``reinit_layers`` layers.
-
-        Those keep the fresh weights the net was initialised with (in every member's
-        encoder, for an ensemble).
-        """
-        index = {k: int(m.group(1)) for k in state if (m := _LAYER_KEY.search(k))}
-        depth = 1 + max(index.values(), default=-1)
-        top = range(depth - int(self._settings()["reinit_layers"]), depth)
-        fresh = {k: v.clone() for k, v in encoder.state_dict().items() if index.get(k) in top}
-        encoder.load_state_dict({**state, **fresh})
-
-    def _fixed_features(self, net, Xp: np.ndarray) -> np.ndarray | None:
-        """With ``cache_features``, the rocket tokenizer's fixed features of the training
-        panel ``Xp`` ``(n, k, features)``, computed once for the fine-tuning phase; None
-        where they are computed at every step (other augmentations, which change values
-        inside a patch; ensembles; panels past :data:`FEATURE_CACHE_VALUES`). Rolls and
-        mixup then act on the tokens' features (:func:`~sktspt.augment.token_panel`)."""
-        module = net.module_
-        if (not self._settings()["cache_features"] or self._n_members() > 1
-                or self._augment() not in (False, "roll")
-                or not module.encoder.has_fixed_features):
-            return None
-        tokens = Xp.shape[2] // self.patch_size_
-        if len(Xp) * tokens * module.encoder.embed.n_features > FEATURE_CACHE_VALUES:
-            return None
-        device = torch.device(self._device)
-        blocks = [module.fixed_features(torch.from_numpy(Xp[i : i + INFERENCE_BATCH]).to(device))
-                  for i in range(0, len(Xp), INFERENCE_BATCH)]
-        return torch.cat(blocks).cpu().numpy()
 
     def _restored_net(self, trainer):
         # The epochs a warm start trains.
@@ -419,15 +330,13 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
 
     def _fine_tuning_kwargs(self, seed: int, exit_loss_weight: float = 0.0) -> dict:
         """The fine-tuning net's settings every task shares: augmentation and its stream,
-        mixup, the LEAP exit loss (``exit_loss_weight``, for a task that has it) and layer
-        decay."""
+        mixup and the LEAP exit loss (``exit_loss_weight``, for a task that has it)."""
         return dict(
             augmentation=self._augmentation(),
             augment_seed=seed + 2,  # pretraining's mask streams use seed and seed + 1
             exit_loss_weight=float(exit_loss_weight),
             mixup_alpha=self._mixup_alpha(),
             mixup_kind=self._mixup_kind(),
-            **self._layer_decay(),
         )
 
     def _mixup_alpha(self) -> float:
@@ -442,16 +351,6 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         """``mixup__kind`` as fit resolved it (``mixup_kind_``); pickles from before mixup
         kinds blended."""
         return self.__dict__.get("mixup_kind_", "blend")
-
-    def _layer_decay(self) -> dict:
-        """``optimizer__param_groups`` for the deprecated ``layer_decay`` below 1, else nothing.
-
-        The groups follow the network's depth, which a pretrainer fixes (``_architecture``),
-        not the ``depth`` parameter.
-        """
-        groups = layer_decay_groups(self.lr, float(self._settings()["layer_decay"]),
-                                    int(self._architecture["depth"]))
-        return {"optimizer__param_groups": groups} if groups else {}
 
     def _continue(self, X, y, sample_weight=None):
         """Warm start: more fine-tuning epochs on the current weights."""

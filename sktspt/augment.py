@@ -1,19 +1,17 @@
 """Label-preserving augmentation of training batches.
 
 A few dozen labelled series are too few for a transformer to learn which differences
-do not matter. Each training batch is therefore replaced by a random variant of itself:
-a random window of 80-100 % of each series stretched back to its length
-("window slicing", Le Guennec et al. 2016), every channel scaled by a factor from
-``N(1, scale_std)``, and Gaussian jitter. The class of a series survives all three;
-its exact alignment, amplitude and noise do not, which is what the network should
-learn to ignore. Validation and prediction batches are never augmented.
-
-Stretching changes a series' frequency content, which is the class on datasets such as
-ACSF1 (``docs/tuning.md``). :meth:`Augmentation.shift_only` therefore moves each series
-in time instead (the steps shifted in are NaN, i.e. not observed) and keeps its rate.
-:meth:`Augmentation.roll_only` turns each series circularly by a uniform share of its
-length, for data whose start point is arbitrary: a closed outline traced from any point
-(OSULeaf), a daily load whose events fall at any hour (ACSF1).
+do not matter. Each training batch can therefore be replaced by a random variant of
+itself. :meth:`Augmentation.shift_only` moves each series in time by up to 10 % of its
+length (the steps shifted in are NaN, i.e. not observed), scales every channel by a factor
+from ``N(1, scale_std)`` and adds Gaussian jitter: the class of a series survives all
+three, its exact alignment, amplitude and noise do not. :meth:`Augmentation.roll_only`
+turns each series circularly by a uniform share of its length, for data whose start point
+is arbitrary: a closed outline traced from any point (OSULeaf), a daily load whose events
+fall at any hour (ACSF1). Validation and prediction batches are never augmented.
+(Stretching a random window back to the series' length was removed in 0.5: it changes a
+series' frequency content, which is the class on datasets such as ACSF1,
+``docs/tuning-history.md``.)
 
 Draws come from a ``torch.Generator``, for all series at once, so a seeded fit is
 reproducible. NaN keeps its meaning (missing or padding), as in :mod:`sktspt.views`.
@@ -26,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .views import crop_resample, valid_lengths
+from .views import valid_lengths
 
 __all__ = ["AUGMENTS", "MIXUP_KINDS", "Augmentation", "lag1_autocorrelation", "mixup",
            "resolve_mixup", "roll_series", "shift_series"]
@@ -39,7 +37,7 @@ __all__ = ["AUGMENTS", "MIXUP_KINDS", "Augmentation", "lag1_autocorrelation", "m
 AUTO_MIXUP_ALPHA = 0.4
 SMOOTH_LAG1 = 0.9
 #: The augmentations a fit can train with (``augment`` besides booleans and ``"auto"``).
-AUGMENTS = ("stretch", "shift", "roll")
+AUGMENTS = ("shift", "roll")
 #: How :func:`mixup` combines a series with its partner (``mixup_kind``, besides ``"auto"``).
 MIXUP_KINDS = ("blend", "cutmix")
 #: Values of ``X`` that :func:`lag1_autocorrelation` takes at a time.
@@ -80,12 +78,10 @@ def roll_series(X: torch.Tensor, fraction: torch.Tensor) -> torch.Tensor:
 
 @dataclass(frozen=True)
 class Augmentation:
-    """Random window slicing, scaling and jitter of a NaN-coded batch ``(n, c, t)``.
+    """Random rolls, shifts, scaling and jitter of a NaN-coded batch ``(n, c, t)``.
 
     Parameters
     ----------
-    crop : (float, float)
-        Range of the kept window, as a fraction of each series' valid length.
     scale_std : float
         Standard deviation of the per-channel scale factor around 1.
     jitter_std : float
@@ -98,7 +94,6 @@ class Augmentation:
         (:func:`roll_series`), before the shift.
     """
 
-    crop: tuple[float, float] = (0.8, 1.0)
     scale_std: float = 0.1
     jitter_std: float = 0.03
     shift: float = 0.0
@@ -106,18 +101,15 @@ class Augmentation:
 
     @classmethod
     def shift_only(cls) -> Augmentation:
-        """Shift by up to 10 % of the length, scale and jitter; no stretching."""
-        return cls(crop=(1.0, 1.0), shift=0.1)
+        """Shift by up to 10 % of the length, scale and jitter."""
+        return cls(shift=0.1)
 
     @classmethod
     def roll_only(cls) -> Augmentation:
         """Turn each series circularly by a uniform share of its length, and nothing else."""
-        return cls(crop=(1.0, 1.0), scale_std=0.0, jitter_std=0.0, roll=True)
+        return cls(scale_std=0.0, jitter_std=0.0, roll=True)
 
     def __post_init__(self):
-        low, high = self.crop
-        if not 0.0 < low <= high <= 1.0:
-            raise ValueError(f"crop must satisfy 0 < low <= high <= 1, got {self.crop!r}.")
         if self.scale_std < 0 or self.jitter_std < 0:
             raise ValueError("scale_std and jitter_std must be non-negative.")
         if not 0.0 <= self.shift < 1.0:
@@ -126,10 +118,6 @@ class Augmentation:
     def __call__(self, X: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
         n, c, t = X.shape
         kw = dict(generator=generator, device=X.device, dtype=X.dtype)
-        low, high = self.crop
-        if low < 1.0:
-            fraction = low + (high - low) * torch.rand(n, **kw)
-            X = crop_resample(X, fraction, torch.rand(n, **kw))
         if self.roll:
             X = roll_series(X, torch.rand(n, **kw))
         if self.shift > 0:
@@ -173,24 +161,6 @@ def _lag1_correlations(X: np.ndarray) -> np.ndarray:
         var_a, var_b = (a * a).sum(axis=2), (b * b).sum(axis=2)
         r = (a * b).sum(axis=2) / np.sqrt(var_a * var_b)
     return r[(count >= 3) & (var_a > 0) & (var_b > 0)]
-
-
-def token_panel(features: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
-    """Token features ``(n, k, f)`` as a NaN-coded panel ``(n, f, k)``: each feature a
-    channel, each token a time step, padding tokens (``keep`` False) missing.
-
-    The views of this module then act on the tokens as on series (:func:`roll_series`
-    turns them, :func:`mixup` blends them or swaps a window of them); :func:`panel_tokens`
-    turns the result back. A fit that computes fixed features once trains on these views
-    of them instead of the features of the rolled or mixed series.
-    """
-    panel = features.transpose(1, 2)
-    return torch.where(keep[:, None, :], panel, torch.full_like(panel, float("nan")))
-
-
-def panel_tokens(panel: torch.Tensor) -> torch.Tensor:
-    """The inverse of :func:`token_panel`, padding tokens as zeros: ``(n, f, k) -> (n, k, f)``."""
-    return torch.nan_to_num(panel, nan=0.0).transpose(1, 2).contiguous()
 
 
 def resolve_mixup(alpha: float | str, X: np.ndarray, kind: str = "auto") -> tuple[float, str]:

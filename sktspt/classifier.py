@@ -20,7 +20,6 @@ from .data import check_finite_output, check_labels
 from .inference import INFERENCE_BATCH
 from .invariance import alignment_gain
 from .leap import check_exit_params, early_exit_infer
-from .nn.ensemble import mean_member_proba
 from .nn.heads import ClassificationModel
 from .training import AugmentedNetClassifier
 from .unlabeled import labeled_rows, split_unlabeled
@@ -79,8 +78,6 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
     augment_evidence_ : dict or None
         For ``augment="auto"``: the ``alignment_gain`` of the screen that decided
         (None otherwise).
-    n_pseudo_labeled_ : int
-        Unlabelled series that self-training gave a label (0 without ``self_training``).
     normalizer_ : Normalizer
         Normalisation statistics fitted on the training data.
 
@@ -117,7 +114,6 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
     }
     _routed = (*SupervisedSPT._routed, "criterion__label_smoothing", "early_exit__loss_weight",
                "early_exit__min_layer")
-    _deprecated = (*SupervisedSPT._deprecated, "self_training")
 
     def __init__(
         self,
@@ -188,8 +184,7 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
             warning naming the classes left; if -1 is a class, pass the labels as
             strings). ``score`` leaves them out (:mod:`sktspt.unlabeled`).
         X_unlabeled : array-like, optional
-            Series without labels: pretraining uses them, and with ``self_training``
-            so does a second fine-tuning on those predicted confidently.
+            Series without labels, used for pretraining only.
         sample_weight : array-like of shape (n_instances,), optional
             Non-negative weights of the series in the fine-tuning loss (times
             ``class_weight``); each batch's loss is the weighted mean of its series'
@@ -221,16 +216,6 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
         gain = alignment_gain(Xp, y_enc, seed)
         self.augment_evidence_ = {"alignment_gain": gain}
         return "roll" if gain > 0 else False
-
-    def _self_trains(self) -> bool:
-        return self._settings()["self_training"] is not None
-
-    def _pseudo_targets(self, net, U: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The series of ``U`` whose predicted class (by ``net``, averaged over turns as
-        ``predict_proba`` does) has probability ``>= self_training``, and those classes."""
-        proba = self._turned_proba(U, net.module_)
-        keep = np.flatnonzero(proba.max(axis=1) >= self._settings()["self_training"])
-        return keep, proba[keep].argmax(axis=1).astype(np.int64)
 
     def _restore(self, spec, encoder_kwargs: dict, *, classes: np.ndarray, check: bool = True):
         """As :meth:`SPTBase._restore`, with ``classes_`` as fit stores them (distinct, sorted)."""
@@ -264,11 +249,9 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
     ) -> AugmentedNetClassifier:
         """The fine-tuning net, not initialised: the classification model, its loss and
         augmentation (arguments as for :meth:`SPTBase._pretrain_net`)."""
-        ensemble = self._n_members() > 1
         s = self._settings()
         return AugmentedNetClassifier(
-            **self._module(ClassificationModel),
-            predict_nonlinearity=mean_member_proba if ensemble else "auto",
+            module=ClassificationModel,
             **self._fine_tuning_kwargs(seed, s["early_exit__loss_weight"]),
             module__n_classes=len(self.classes_),
             criterion=torch.nn.CrossEntropyLoss,
@@ -298,10 +281,9 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
             proba = self._turned_proba(self._input(X))
         return check_finite_output(proba / proba.sum(axis=1, keepdims=True), "predict_proba")
 
-    def _turned_proba(self, Xp: np.ndarray, module=None) -> np.ndarray:
-        """Probabilities of prepared ``Xp`` by ``module`` (the fitted one by default),
-        averaged over :meth:`_prediction_turns` turns."""
-        module = self.net_.module_ if module is None else module
+    def _turned_proba(self, Xp: np.ndarray) -> np.ndarray:
+        """Probabilities of prepared ``Xp``, averaged over :meth:`_prediction_turns` turns."""
+        module = self.net_.module_
         turns = self._prediction_turns()
         if turns == 1:
             return _probabilities(self._infer(module, module, Xp))
@@ -384,11 +366,10 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
 
 
 def _probabilities(logits: np.ndarray) -> np.ndarray:
-    """Softmax in float64, per row; an ensemble's logits ``(n, members, classes)`` average
-    the members' probabilities."""
+    """Softmax in float64, per row."""
     proba = np.exp(logits - logits.max(axis=-1, keepdims=True))
     proba /= proba.sum(axis=-1, keepdims=True)
-    return proba.mean(axis=1) if proba.ndim == 3 else proba
+    return proba
 
 
 def _turned(X: np.ndarray, fraction: float) -> np.ndarray:

@@ -232,7 +232,7 @@ def fuse_layers(
     Parameters
     ----------
     estimator : SPTClassifier, SPTPretrainer or one of their sktime adapters
-        Fitted, with a single network (``n_estimators=1``). It is not modified.
+        Fitted. It is not modified.
     X : array-like of shape (n_instances, n_channels, n_timepoints)
         Training inputs (any format the estimator accepts, any sktime Panel type for
         an adapter) on which redundancy is measured and the surrogates are trained;
@@ -301,7 +301,7 @@ def _is_sktime_adapter(estimator) -> bool:
 
 
 def _check_single_network(estimator, caller: str) -> None:
-    """``estimator`` must be a fitted SPTClassifier or SPTPretrainer of one network."""
+    """``estimator`` must be a fitted SPTClassifier or SPTPretrainer."""
     from .classifier import SPTClassifier
     from .pretrainer import SPTPretrainer
 
@@ -311,11 +311,6 @@ def _check_single_network(estimator, caller: str) -> None:
             f"adapter of one), got {type(estimator).__name__}."
         )
     check_is_fitted(estimator, "net_")
-    if estimator._n_members() > 1:
-        raise ValueError(
-            f"{caller} works on a single network; the estimator has n_estimators="
-            f"{estimator._n_members()}."
-        )
 
 
 def _adapter_copy(adapter, compressed):
@@ -340,7 +335,7 @@ def truncate_layers(estimator, depth: int):
     Parameters
     ----------
     estimator : SPTClassifier, SPTPretrainer or their sktime adapter
-        Fitted, with a single network (``n_estimators=1``). It is not modified.
+        Fitted. It is not modified.
     depth : int
         Layers to keep, at least 1; at or above the estimator's depth the copy is whole.
 

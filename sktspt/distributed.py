@@ -12,7 +12,7 @@ rendezvous; :class:`DataParallel` is the skorch callback that plugs a fit into i
 
     init_process_group()                       # reads torchrun's environment
     clf = SPTClassifier(random_state=0, device=device_for_this_process(),
-                        callbacks=[DataParallel()], pretrain_callbacks=[DataParallel()])
+                        callbacks=[DataParallel()], callbacks__pretrain=[DataParallel()])
     clf.fit(X, y)                              # every process: the same X, y and seed
 
     # torchrun --nproc_per_node 2 train.py                  (2 CPU processes, gloo)
@@ -34,7 +34,7 @@ commands. What each process does:
 
 After ``fit`` every process holds the same fitted estimator (the wrapper is removed at
 the end of each phase); save it from one process (``rank() == 0``), with
-``callbacks=None, pretrain_callbacks=None`` set first.
+``callbacks=None, callbacks__pretrain=None`` set first.
 """
 
 from __future__ import annotations

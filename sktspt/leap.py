@@ -24,7 +24,7 @@ import torch
 import torch.nn.functional as F
 
 from ._concurrency import settle_eval
-from ._params import leap_needs_one_network, validate
+from ._params import validate
 from .inference import token_groups
 from .nn.encoder import masked_mean
 from .nn.heads import split_input
@@ -65,8 +65,6 @@ def check_exit_params(settings: dict, constraints: dict) -> None:
     They can change after fit (``set_params``), so prediction checks them again.
     """
     validate(settings, constraints, EXIT_PARAMS)
-    leap_needs_one_network(settings.get("n_estimators", 1), settings["early_exit"],
-                           settings["early_exit__loss_weight"])
 
 
 def _padded(t: torch.Tensor, size: int, fill: float | bool = 0) -> torch.Tensor:

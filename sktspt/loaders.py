@@ -146,15 +146,7 @@ def stack_panels(Xp: np.ndarray, U: np.ndarray) -> np.ndarray:
     return np.concatenate([_pad_to(Xp, t), _pad_to(U, t)])
 
 
-def net_input(Xp: np.ndarray, weights: np.ndarray | None = None,
-               features: np.ndarray | None = None):
-    """Training input for skorch: ``Xp``, or a dict with per-series loss weights and the
-    network's fixed features of ``Xp`` beside it (skorch slices every key alike)."""
-    if weights is None and features is None:
-        return Xp
-    X = {"X": Xp}
-    if weights is not None:
-        X["sample_weight"] = weights
-    if features is not None:
-        X["features"] = features
-    return X
+def net_input(Xp: np.ndarray, weights: np.ndarray | None = None):
+    """Training input for skorch: ``Xp``, or a dict with per-series loss weights beside it
+    (skorch slices every key alike)."""
+    return Xp if weights is None else {"X": Xp, "sample_weight": weights}

@@ -23,10 +23,6 @@ that are mostly hidden, without moving the mean ratio.
 to some channels: the others, covariates that are always known, are never hidden, so
 they stay visible as context and are never reconstructed (the loss counts hidden values
 only). Within the chosen channels the objective and its ratio are unchanged.
-
-:func:`random_crop` cuts each series of a batch to a random shorter window
-(``pretrain_crops``), so that pretraining also sees series shorter than the training
-length.
 """
 
 from __future__ import annotations
@@ -38,7 +34,7 @@ import torch
 
 __all__ = [
     "MASKINGS", "make_mask", "random_mask", "span_mask", "block_mask", "channel_mask",
-    "restrict_to_channels", "random_crop", "resolve_masking", "draw_ratios",
+    "restrict_to_channels", "resolve_masking", "draw_ratios",
 ]
 
 MASKINGS = ("random", "span", "block", "channel", "mixed")
@@ -227,28 +223,6 @@ def restrict_to_channels(mask: torch.Tensor, channels) -> torch.Tensor:
     keep = torch.zeros(mask.shape[1], dtype=torch.bool, device=mask.device)
     keep[list(channels)] = True
     return mask & keep[None, :, None]
-
-
-def random_crop(X: torch.Tensor, min_fraction: float, generator: torch.Generator) -> torch.Tensor:
-    """Each series of ``X`` ``(n, c, t)`` cut to a random window, moved to the start.
-
-    A series observed up to step ``L`` keeps a window of ``U[min_fraction * L, L]`` steps
-    (at least one) starting at a uniform offset; the rest of the row becomes NaN
-    (padding), as for a series that was that short to begin with.
-    """
-    n, _, t = X.shape
-    observed = ~torch.isnan(X).all(dim=1)  # (n, t)
-    steps = torch.arange(t, device=X.device)
-    length = torch.where(observed, steps + 1, 0).amax(dim=1).to(torch.float64)  # (n,)
-    u = torch.rand((2, n), generator=generator, device=X.device, dtype=torch.float64)
-    low = torch.ceil(min_fraction * length)
-    keep = torch.clamp(low + torch.floor(u[0] * (length - low + 1)), min=1.0)
-    keep = torch.minimum(keep, length)
-    start = torch.floor(u[1] * (length - keep + 1)).clamp(max=length - keep)
-    index = (start[:, None] + steps[None, :]).clamp(max=t - 1).long()  # (n, t)
-    cropped = torch.gather(X, 2, index[:, None, :].expand_as(X))
-    inside = steps[None, :] < keep[:, None]
-    return torch.where(inside[:, None, :], cropped, torch.full_like(X, float("nan")))
 
 
 def _select_on_device(choices, idx, shape, mask_ratio, mean_span, generator, device, observed):

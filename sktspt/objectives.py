@@ -49,9 +49,9 @@ EXIT_SHARPNESS = 10.0
 
 
 def masked_reconstruction_loss(
-    reconstruction: torch.Tensor, X: torch.Tensor, hidden: torch.Tensor, kind: str = "mse"
+    reconstruction: torch.Tensor, X: torch.Tensor, hidden: torch.Tensor
 ) -> torch.Tensor:
-    """Error on the values that were hidden *and* observed; padding and gaps never count.
+    """Squared error on the values that were hidden *and* observed; padding and gaps never count.
 
     ``X`` is the NaN-coded input; ``hidden`` the mask that was applied. Returns 0 (with
     a gradient path) when a batch happens to hide nothing.
@@ -59,7 +59,7 @@ def masked_reconstruction_loss(
     target_mask = hidden & ~torch.isnan(X)
     target = torch.nan_to_num(X, nan=0.0)
     diff = reconstruction.float() - target.float()
-    err = diff.abs() if kind == "l1" else diff.square()
+    err = diff.square()
     w = target_mask.to(err.dtype)
     return (err * w).sum() / w.sum().clamp_min(1.0)
 

@@ -58,9 +58,8 @@ class SPTPretrainer(ParameterHints, EmbeddingTransformerMixin, SPTBase):
     (20, 16)
     """
 
-    #: The options the project's evidence rejected, deprecated until 0.5.
-    _deprecated = ("differences", "pretrain_crops")
-    _renamed = {"max_epochs": "pretrain_epochs"}  # since 0.3.0
+    #: Renamed in 0.3.0, removed in 0.5 (:func:`sktspt._param_hints.removed_message`).
+    _removed = {"max_epochs": "pretrain_epochs"}
 
     def __init__(
         self,

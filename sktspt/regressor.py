@@ -82,7 +82,7 @@ class SPTRegressor(ParameterHints, RegressorMixin, SupervisedSPT):
     deviation 1 over the training series: ``target_mean_``, ``target_scale_``), so
     the loss and the learning rate mean the same for a target in grams or in tonnes;
     ``predict`` returns values in the target's own units. ``score`` is R²
-    (``RegressorMixin``). The pretraining, budgets, ensembles, precision, resuming and
+    (``RegressorMixin``). The pretraining, budgets, precision, resuming and
     saving are those of :class:`~sktspt.SPTClassifier`.
 
     <parameters>
@@ -275,7 +275,7 @@ class SPTRegressor(ParameterHints, RegressorMixin, SupervisedSPT):
         and the ``loss`` on standardised targets (arguments as for
         :meth:`SPTBase._pretrain_net`)."""
         return AugmentedNetRegressor(
-            **self._module(RegressionModel),
+            module=RegressionModel,
             **self._fine_tuning_kwargs(seed),
             module__n_outputs=self.n_outputs_,
             criterion=_CRITERIA[self.loss],
@@ -289,12 +289,10 @@ class SPTRegressor(ParameterHints, RegressorMixin, SupervisedSPT):
     @with_threads
     def predict(self, X) -> np.ndarray:
         """Predicted targets in their own units: ``(n_instances,)`` for one output, else
-        ``(n_instances, n_outputs_)``; an ensemble averages its members."""
+        ``(n_instances, n_outputs_)``."""
         check_is_fitted(self, "net_")
         module = self.net_.module_
         out = self._infer(module, module, self._input(X))
-        if out.ndim == 3:  # an ensemble's (n, members, n_outputs)
-            out = out.mean(axis=1)
         values = check_finite_output(out * self.target_scale_ + self.target_mean_, "predict")
         return values[:, 0] if self.n_outputs_ == 1 else values
 

@@ -102,6 +102,7 @@ def _takes_the_parameters_of(estimator: type, less: Sequence[str] = ()):
         __init__.__qualname__ = f"{cls.__qualname__}.__init__"
         cls.__init__ = __init__
         cls._routed = estimator._routed  # documented as the estimator's routed settings
+        cls._removed = getattr(estimator, "_removed", {})  # its names removed in 0.5
         return document_parameters(estimator._parameter_docs)(cls)
 
     return decorate
@@ -175,8 +176,7 @@ class SPTClassifierSktime(_SavedWhereAsked, _RoutedByName, ParameterHints, BaseC
     The parameters and their defaults are those of :class:`~sktspt.SPTClassifier`,
     taken from its signature, less ``warm_start``: sktime's ``fit`` resets the estimator,
     so there is nothing to continue. Routed settings are parameters of their own here
-    (sktime allows no ``**kwargs``), under the same names; the deprecated options and old
-    names that the core estimator still accepts are not taken.
+    (sktime allows no ``**kwargs``), under the same names.
 
     <parameters>
 

@@ -24,7 +24,7 @@ SLOW_FILES = frozenset({
     "test_benchmark_robust.py", "test_benchmark_labels.py", "test_benchmark_regression.py",
     "test_distributed.py", "test_resume.py", "test_reproducibility.py",
     "test_load_memory_caps.py", "test_cost_script.py", "test_compress_script.py",
-    "test_ensemble_cost_script.py", "test_ridge_probe_script.py", "test_rotation_probe_script.py",
+    "test_ridge_probe_script.py", "test_rotation_probe_script.py",
     "test_sweep_script.py", "test_tune_script.py", "test_extremes_probe.py",
 })
 SLOW_TESTS = frozenset({
@@ -36,7 +36,6 @@ SLOW_TESTS = frozenset({
     "test_bad_input.py::test_any_labels_fail_cleanly_or_work",
     "test_bad_input.py::test_predict_on_more_series_than_a_batch_matches_chunks",
     "test_bad_input.py::test_any_constant_level_stays_finite",
-    "test_params.py::test_deprecated_max_epochs_warns_and_fits_as_pretrain_epochs",
     "test_params.py::test_every_parameter_is_validated_at_fit",
     "test_sktime.py::test_sktime_check_estimator",
     "test_sktime.py::test_core_import_does_not_load_sktime_base_classes",
@@ -44,7 +43,6 @@ SLOW_TESTS = frozenset({
     "test_benchmark.py::test_module_runs_as_a_script_with_process_workers",
     "test_precision.py::test_bfloat16_accuracy_within_seed_noise_of_float32",
     "test_precision.py::test_bfloat16_really_autocasts",
-    "test_self_training.py::test_self_training_is_seeded_and_works_from_scratch_and_with_weights",
     "test_rocket_tokenizer.py::"
     "test_classifier_fits_draws_thresholds_from_its_data_and_is_reproducible",
     "test_thread_safety.py::test_predict_proba_from_many_threads_equals_serial",

@@ -97,7 +97,7 @@ def test_seed_is_random_state_so_reruns_agree_and_default_depth_is_recorded():
     from sktspt import SPTClassifier
 
     spec, job = MODELS["spt-block"], benchmark.Job("ItalyPowerDemand", "spt-block", 5, None)
-    params = {"d_model": 16, "n_heads": 2, "dim_feedforward": 32}
+    params = {"d_model": 16, "architecture__n_heads": 2, "architecture__dim_feedforward": 32}
     a = benchmark.run_job(job, spec, 1, 1, params, n_parallel=1, threads=1)
     b = benchmark.run_job(job, spec, 1, 1, params, n_parallel=1, threads=1)
     assert a["error"] == "" and np.isfinite(a["accuracy"])
@@ -106,7 +106,8 @@ def test_seed_is_random_state_so_reruns_agree_and_default_depth_is_recorded():
 
 
 def test_rows_record_what_fine_tuning_augmented_with():
-    params = {"d_model": 16, "n_heads": 2, "dim_feedforward": 32, "depth": 1}
+    params = {"d_model": 16, "architecture__n_heads": 2, "architecture__dim_feedforward": 32,
+              "depth": 1}
     job = benchmark.Job("ItalyPowerDemand", "spt-span", 0, None)
     # ItalyPowerDemand fails augment="auto"'s alignment screen, so its fit does not roll.
     auto = benchmark.run_job(job, MODELS["spt-span"], 1, 1, params, n_parallel=1, threads=1)
@@ -149,10 +150,11 @@ def test_scratch_controls_match_spt_budget_and_network():
                               params={"d_model": 16})
     spt = MODELS["spt-mixed"].factory(cfg)
     assert (spt.masking, spt.pretrain_epochs, spt.max_epochs) == ("mixed", 4, 6)
-    for name, positional in [("scratch", spt.positional), ("scratch-rotary", "rotary"),
-                             ("scratch-alibi", "alibi")]:
+    for name, positional in [("scratch", spt.architecture__positional),
+                             ("scratch-rotary", "rotary"), ("scratch-alibi", "alibi")]:
         est = MODELS[name].factory(cfg)
-        assert (est.pretrain_epochs, est.max_epochs, est.positional) == (0, 10, positional)
+        assert (est.pretrain_epochs, est.max_epochs,
+                est.architecture__positional) == (0, 10, positional)
         assert (est.depth, est.d_model, est.random_state) == (2, 16, 3)
 
 

@@ -13,7 +13,8 @@ from sktspt.benchmark.results import ResultsFile, read_results
 from sktspt.benchmark.run import Job, run_job
 
 DATASET = "ItalyPowerDemand"
-TINY = {"d_model": 16, "n_heads": 2, "dim_feedforward": 32, "depth": 1}
+TINY = {"d_model": 16, "architecture__n_heads": 2, "architecture__dim_feedforward": 32,
+        "depth": 1}
 
 
 # --- the labelled subset --------------------------------------------------------------------
@@ -296,7 +297,7 @@ def test_probe_model_takes_the_spt_settings_and_its_own_budget():
                     params={"d_model": 16})
     pretrainer = MODELS["spt-probe"].factory(cfg).pretrainer
     assert (pretrainer.depth, pretrainer.d_model, pretrainer.random_state) == (2, 16, 3)
-    assert pretrainer.auto_steps == type(pretrainer)().auto_steps
+    assert pretrainer.schedule__steps == type(pretrainer)().schedule__steps
     cfg = RunConfig(seed=3, pretrain_epochs="auto", epochs="auto", depth=2, data=info,
                     params={"schedule__steps": 7})
-    assert MODELS["spt-probe"].factory(cfg).pretrainer.auto_steps == 7
+    assert MODELS["spt-probe"].factory(cfg).pretrainer.schedule__steps == 7

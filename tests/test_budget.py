@@ -100,15 +100,16 @@ def test_warmup_is_the_rising_part_of_each_phase(warmup, rising):
 
 
 @pytest.mark.parametrize("params, match", [
-    ({"warmup": 1.0}, 'schedule__warmup must be "auto" or a number in \\[0, 1\\)'),
-    ({"warmup": "long"}, 'schedule__warmup must be "auto" or a number in \\[0, 1\\)'),
+    ({"schedule__warmup": 1.0}, 'schedule__warmup must be "auto" or a number in \\[0, 1\\)'),
+    ({"schedule__warmup": "long"}, 'schedule__warmup must be "auto" or a number in \\[0, 1\\)'),
     ({"schedule__steps": 0}, "schedule__steps must be 'auto' or a positive integer"),
     ({"schedule__steps": 1.5}, "schedule__steps must be 'auto' or a positive integer"),
     ({"max_epochs": "many"}, "max_epochs must be 'auto' or a non-negative integer"),
     ({"pretrain_epochs": -1}, "pretrain_epochs must be 'auto' or a non-negative integer"),
-    ({"pretrain_share": 1.0}, "schedule__pretrain_share must be a number in \\(0, 1\\)"),
-    ({"pretrain_share": 0}, "schedule__pretrain_share must be a number in \\(0, 1\\)"),
-    ({"pretrain_share": "half"}, "schedule__pretrain_share must be a number in \\(0, 1\\)"),
+    ({"schedule__pretrain_share": 1.0}, "schedule__pretrain_share must be a number in \\(0, 1\\)"),
+    ({"schedule__pretrain_share": 0}, "schedule__pretrain_share must be a number in \\(0, 1\\)"),
+    ({"schedule__pretrain_share": "half"},
+     "schedule__pretrain_share must be a number in \\(0, 1\\)"),
 ])
 def test_bad_budgets_are_refused(params, match):
     X, y = make_panel(n=20)

@@ -140,9 +140,6 @@ def test_pretrainer_and_bad_arguments(data):
         fuse_layers(SPTPretrainer(), X)
     with pytest.raises(TypeError, match="SPTClassifier or SPTPretrainer"):
         fuse_layers(object(), X)
-    ens = SPTClassifier(depth=2, pretrain_epochs=0, max_epochs=1, n_estimators=2, **TINY)
-    with pytest.raises(ValueError, match="n_estimators"):
-        fuse_layers(ens.fit(X, y), X)
 
 
 def test_fused_classifier_fits_then_fuses(data):

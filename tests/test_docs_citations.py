@@ -67,12 +67,12 @@ def test_the_parameter_table_has_one_short_row_per_parameter():
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
 def test_code_on_the_pages_uses_current_parameter_names(page):
-    """A call shown on a page uses no name that now raises a ``FutureWarning``."""
-    from sktspt._routed import RENAMED
+    """A call shown on a page uses no name that 0.5 removed (they raise ``TypeError``)."""
+    from sktspt._param_hints import REMOVED
 
     text = page.read_text()
     if page.name in ("CHANGELOG.md", "tuning-history.md"):  # old names on purpose
         return
-    old = [(k, RENAMED[k]) for call in re.findall(r"SPT\w*\(([^()]*)\)", text)
-           for k in re.findall(r"(\w+)=", call) if k in RENAMED]
-    assert not old, f"{page.name} calls with old names (old, new): {old}"
+    old = [(k, REMOVED[k]) for call in re.findall(r"SPT\w*\(([^()]*)\)", text)
+           for k in re.findall(r"(\w+)=", call) if k in REMOVED]
+    assert not old, f"{page.name} calls with removed names (old, new): {old}"

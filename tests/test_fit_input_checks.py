@@ -89,5 +89,5 @@ def test_labels_that_cannot_be_classes_name_y(data, label, match):
 def test_x_unlabeled_longer_than_learned_positions_is_named(data):
     X, y = data
     with pytest.raises(ValueError, match="^X_unlabeled has series of length 32"):
-        SPTClassifier(positional="learned", **FAST).fit(
+        SPTClassifier(architecture__positional="learned", **FAST).fit(
             X, y, X_unlabeled=np.concatenate([X, X], axis=2))

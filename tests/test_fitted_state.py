@@ -96,7 +96,7 @@ def test_parameters_set_after_fit_do_not_change_predictions(data, augment):
     clf = SPTClassifier(augment=augment, **FAST).fit(X, y)
     before = clf.predict_proba(X)
     changes = [{"augment": "roll" if not augment else False}, {"augment": "auto"},
-               {"positional": "learned"}]
+               {"architecture__positional": "learned"}]
     for params in changes:
         clf.set_params(**params)
         np.testing.assert_array_equal(clf.predict_proba(X), before)

@@ -80,8 +80,8 @@ def test_long_format_frame_is_refused_as_ambiguous(data):
 
 @pytest.mark.parametrize(
     ("params", "shown"),
-    [(dict(mask_ratio=np.float64(1.0)), "got 1.0."), (dict(lr=np.float32(-1.0)), "got -1.0."),
-     (dict(depth=np.int64(0)), "got 0."), (dict(patch_size=np.int64(0)), "got 0.")],
+    [(dict(masking__ratio=np.float64(1.0)), "got 1.0."), (dict(lr=np.float32(-1.0)), "got -1.0."),
+     (dict(depth=np.int64(0)), "got 0."), (dict(tokenizer__patch_size=np.int64(0)), "got 0.")],
 )
 def test_messages_show_numpy_scalars_as_plain_numbers(data, params, shown):
     X, y = data

@@ -21,7 +21,7 @@ TINY = dict(depth=3, d_model=16, architecture__n_heads=2, architecture__dim_feed
 @pytest.fixture(scope="module")
 def fitted():
     X, y = make_panel(n=40, t=32)
-    return SPTClassifier(exit_loss_weight=1.0, **TINY).fit(X, y), X, y
+    return SPTClassifier(early_exit__loss_weight=1.0, **TINY).fit(X, y), X, y
 
 
 # --- the exit rule on a constructed network ---------------------------------------------
@@ -181,9 +181,7 @@ def test_outputs_agree_and_are_batch_invariant(fitted):
 def test_parameters_are_validated_and_saved(fitted, tmp_path):
     clf, X, y = fitted
     with pytest.raises(ValueError, match="early_exit__loss_weight"):
-        SPTClassifier(exit_loss_weight=-1.0, **TINY).fit(X, y)
-    with pytest.raises(ValueError, match="n_estimators"):
-        SPTClassifier(early_exit=0.9, n_estimators=2, **TINY).fit(X, y)
+        SPTClassifier(early_exit__loss_weight=-1.0, **TINY).fit(X, y)
     for params, name in (({"early_exit": 1.5}, "early_exit"),
                          ({"early_exit": 0.9, "early_exit__min_layer": 0},
                           "early_exit__min_layer")):
@@ -197,7 +195,7 @@ def test_parameters_are_validated_and_saved(fitted, tmp_path):
     try:
         clf.save(tmp_path / "leap.zip")
         back = load(tmp_path / "leap.zip")
-        assert (back.early_exit, back.exit_loss_weight) == (0.5, 1.0)
+        assert (back.early_exit, back.early_exit__loss_weight) == (0.5, 1.0)
         np.testing.assert_array_equal(back.exit_layers(X), clf.exit_layers(X))
         np.testing.assert_array_equal(back.predict_proba(X), clf.predict_proba(X))
     finally:
@@ -210,7 +208,8 @@ def test_sktime_adapter_passes_exit_settings(fitted):
     _, X, y = fitted
     adapter = SPTClassifierSktime(early_exit__loss_weight=1.0, early_exit=-1.0, **TINY).fit(X, y)
     core = adapter.estimator_
-    assert (core.exit_loss_weight, core.early_exit, core.min_exit_layer) == (1.0, -1.0, 2)
+    assert (core.early_exit__loss_weight, core.early_exit,
+            core.early_exit__min_layer) == (1.0, -1.0, 2)
     assert (core.exit_layers(X) == 2).all()  # every series exits at layer 2
     early = adapter.predict_proba(X)
     np.testing.assert_array_equal(early, core.predict_proba(X))

@@ -152,8 +152,8 @@ def test_pretrainer_with_lejepa_embeds_and_refuses_to_reconstruct():
     "params, match",
     [
         (dict(pretrain_objective="jepa"), "pretrain_objective"),
-        (dict(sigreg_lambda=1.5), "pretrain_objective__sigreg_lambda"),
-        (dict(sigreg_lambda="0.1"), "pretrain_objective__sigreg_lambda"),
+        (dict(pretrain_objective__sigreg_lambda=1.5), "pretrain_objective__sigreg_lambda"),
+        (dict(pretrain_objective__sigreg_lambda="0.1"), "pretrain_objective__sigreg_lambda"),
         (dict(architecture="vit"), "architecture"),
     ],
 )

@@ -119,7 +119,8 @@ def test_a_huge_series_length_is_refused_at_load(model_file, data, tmp_path, equ
 def test_a_learned_position_table_must_match_the_stated_tokens(data, tmp_path):
     X, y = data
     src = tmp_path / "learned.sktspt"
-    SPTClassifier(positional="learned", **{**FAST, "device__threads": 1}).fit(X, y).save(src)
+    SPTClassifier(architecture__positional="learned",
+                  **{**FAST, "device__threads": 1}).fit(X, y).save(src)
 
     def longer(meta):
         fitted = meta["fitted"]

@@ -7,7 +7,6 @@ estimator's signature, and a test keeps the two equal. Every parameter has a con
 
 import inspect
 import pickle
-import warnings
 
 import numpy as np
 import pytest
@@ -93,8 +92,7 @@ def test_init_stores_arguments_verbatim_and_clones():
     est = SPTPretrainer(masking__mean_span=mean_span, masking__channels=channels, depth="anything")
     assert est.masking__mean_span is mean_span and est.masking__channels is channels
     assert est.depth == "anything"
-    with pytest.warns(FutureWarning):
-        assert clone(SPTClassifier(depth=2, n_estimators=3)).get_params()["n_estimators"] == 3
+    assert clone(SPTClassifier(depth=2, mixup=0.3)).get_params()["mixup"] == 0.3
     back = pickle.loads(pickle.dumps(SPTClassifier(depth=2)))
     assert back.get_params() == SPTClassifier(depth=2).get_params()
 
@@ -106,17 +104,15 @@ def test_constraints_are_declared_once_and_merged():
         merged = cls._parameter_constraints
         assert all(merged[name] is check for name, check in BASE_CONSTRAINTS.items())
         assert set(merged) == set(_signature(cls)), cls.__name__
-        assert set(cls._constraints()) == set(_signature(cls)) | set(cls._extra_names())
+        assert set(cls._constraints()) == set(_signature(cls)) | set(cls._routed)
     assert "max_epochs" not in BASE_CONSTRAINTS  # it means something else in each
 
 
 @pytest.mark.parametrize("name, value, kind, message", [
     ("depth", True, ValueError, "depth must be a positive integer"),
-    ("n_estimators", 0, ValueError, "n_estimators must be a positive integer"),
     ("class_weight", [1, 2], TypeError, "class_weight must be None, 'balanced' or a dict"),
-    ("augment", 1, TypeError, 'augment must be True, False, "stretch", "shift", "roll" or "auto"'),
-    ("augment", "warp", ValueError,
-     'augment must be True, False, "stretch", "shift", "roll" or "auto"'),
+    ("augment", 1, TypeError, 'augment must be False, "shift", "roll" or "auto"'),
+    ("augment", "warp", ValueError, 'augment must be False, "shift", "roll" or "auto"'),
     ("masking__channels", [0, 0], ValueError, "repeated channels"),
     ("early_exit", 2.0, ValueError, "early_exit must be None or a cosine threshold"),
     ("architecture__n_heads", 3, ValueError,
@@ -136,8 +132,7 @@ def test_constraints_are_declared_once_and_merged():
     ("attention__recovery", True, ValueError, "attention__recovery must be a number in"),
 ])
 def test_constraints_name_the_parameter(name, value, kind, message):
-    with pytest.raises(kind, match=message), warnings.catch_warnings():
-        warnings.simplefilter("ignore", FutureWarning)  # n_estimators is deprecated
+    with pytest.raises(kind, match=message):
         SPTClassifier(**{name: value})._check_params()
 
 
@@ -205,36 +200,13 @@ def test_an_unknown_keyword_without_a_likely_meaning_gets_no_guess():
     assert suggest_parameter("max_epoch", ["max_epochs", "pretrain_epochs"]) == "max_epochs"
 
 
-# --- the pretrainer's deprecated max_epochs -------------------------------------------------
-def test_deprecated_max_epochs_warns_and_fits_as_pretrain_epochs():
-    X, _ = make_panel(n=12, t=16)
-    new = SPTPretrainer(pretrain_epochs=2, **TINY)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # the new spelling warns about nothing
-        new.fit(X)
-    with pytest.warns(FutureWarning, match="renamed pretrain_epochs"):
-        old = SPTPretrainer(max_epochs=2, **TINY)
-    assert clone(old).get_params()["pretrain_epochs"] == 2
-    old.fit(X)
-    assert old.pretrain_epochs_ == old.max_epochs_ == new.pretrain_epochs_ == new.max_epochs_ == 2
-    assert np.array_equal(old.transform(X), new.transform(X))
-    for a, b in zip(old.encoder_.state_dict().values(), new.encoder_.state_dict().values(),
-                    strict=True):
-        assert np.array_equal(a.numpy(), b.numpy())
-
-
-def test_deprecated_max_epochs_with_pretrain_epochs_is_an_error():
-    X, _ = make_panel(n=12, t=16)
-    with pytest.raises(TypeError, match="set pretrain_epochs only"):
-        SPTPretrainer(max_epochs=2, pretrain_epochs=3, **TINY).fit(X)
-
-
+# --- the pretrainer's max_epochs, removed in 0.5 --------------------------------------------
 def test_the_sktime_transformer_takes_pretrain_epochs_and_names_it_for_the_old_spelling():
     """sktime allows no ``**kwargs``, so the adapters take the current names only."""
     X, _ = make_panel(n=12, t=16)
     new = SPTTransformerSktime(pretrain_epochs=1, **TINY).fit(X)
     assert new.estimator_.pretrain_epochs_ == 1
-    with pytest.raises(TypeError, match="did you mean 'pretrain_epochs'"):
+    with pytest.raises(TypeError, match="removed in 0.5; use pretrain_epochs="):
         SPTTransformerSktime(max_epochs=1, **TINY)
 
 

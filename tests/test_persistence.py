@@ -173,7 +173,7 @@ def test_resolved_mixup_is_saved_with_the_model(tmp_path):
     loaded = load(tmp_path / "m")
     assert loaded.mixup == "auto" and loaded.mixup_ == clf.mixup_
     assert loaded.net_.mixup_alpha == clf.mixup_  # a warm start mixes as the fit did
-    assert loaded.mixup_kind == "auto" and loaded.mixup_kind_ == clf.mixup_kind_ == "blend"
+    assert loaded.mixup__kind == "auto" and loaded.mixup_kind_ == clf.mixup_kind_ == "blend"
     assert loaded.net_.mixup_kind == "blend"
 
 
@@ -184,7 +184,7 @@ def test_resolved_mixup_kind_is_saved_with_the_model(tmp_path):
     assert clf.mixup_kind_ == "cutmix"
     clf.save(tmp_path / "m")
     loaded = load(tmp_path / "m")
-    assert loaded.mixup_kind == "auto" and loaded.mixup_kind_ == "cutmix"
+    assert loaded.mixup__kind == "auto" and loaded.mixup_kind_ == "cutmix"
     assert loaded.net_.mixup_kind == "cutmix"
 
 

@@ -74,7 +74,7 @@ def test_save_and_load_across_precisions(tmp_path, task, bf16_model):
     path = tmp_path / "bf16.sktspt"
     bf16_model.save(path)
     loaded = load(path)
-    assert loaded.precision == "bfloat16" and loaded.net_.precision == "bfloat16"
+    assert loaded.device__precision == "bfloat16" and loaded.net_.precision == "bfloat16"
     np.testing.assert_array_equal(loaded.predict_proba(Xt), bf16_model.predict_proba(Xt))
     f32 = loaded.set_params(device__precision="float32").predict_proba(Xt)
     np.testing.assert_allclose(
@@ -85,7 +85,7 @@ def test_save_and_load_across_precisions(tmp_path, task, bf16_model):
                         **TINY).fit(Xt)
     pre.save(tmp_path / "f32.sktspt")
     back = load(tmp_path / "f32.sktspt")
-    assert back.precision == "float32"
+    assert back.device__precision == "float32"
     np.testing.assert_allclose(back.set_params(device__precision="bfloat16").transform(Xt),
                                pre.transform(Xt), atol=0.1)
     np.testing.assert_array_equal(back.set_params(device__precision="float16").transform(Xt),
@@ -93,7 +93,7 @@ def test_save_and_load_across_precisions(tmp_path, task, bf16_model):
     bf16_model.set_params(device__precision="float16").save(tmp_path / "f16.sktspt")
     bf16_model.set_params(device__precision="bfloat16")
     f16 = load(tmp_path / "f16.sktspt", device="cpu")
-    assert f16.precision == "float16" and f16.net_.precision == "float32"
+    assert f16.device__precision == "float16" and f16.net_.precision == "float32"
     np.testing.assert_allclose(f16.predict_proba(Xt), f32, atol=1e-6)
 
 

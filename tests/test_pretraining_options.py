@@ -1,11 +1,11 @@
-"""mask_channels (masking of chosen channels only) and pretrain_crops (random crops)."""
+"""mask_channels (masking of chosen channels only) and the masking ratio's spread."""
 
 import numpy as np
 import pytest
 import torch
 
 from sktspt import SPTClassifier, SPTPretrainer
-from sktspt.masking import make_mask, random_crop
+from sktspt.masking import make_mask
 
 TINY = dict(depth=1, d_model=8, architecture__n_heads=2, architecture__dim_feedforward=8,
             architecture__dropout=0.0, random_state=0,
@@ -54,53 +54,11 @@ def test_mask_channels_is_validated_against_the_data(channels, match):
         SPTPretrainer(pretrain_epochs=1, masking__channels=channels, **TINY).fit(X)
 
 
-def test_random_crop_keeps_a_window_of_each_series_moved_to_the_start():
-    X = torch.arange(4 * 2 * 40, dtype=torch.float32).reshape(4, 2, 40)
-    X[3, :, 30:] = float("nan")  # a series of length 30
-    out = random_crop(X, 0.5, torch.Generator().manual_seed(0))
-    assert out.shape == X.shape
-    for i, full in enumerate((40, 40, 40, 30)):
-        kept = int((~torch.isnan(out[i, 0])).sum())
-        assert full / 2 <= kept <= full
-        assert torch.isnan(out[i, :, kept:]).all()
-        start = int(out[i, 0, 0] - X[i, 0, 0])
-        assert torch.equal(out[i, :, :kept], X[i, :, start : start + kept])
-    lengths = {int((~torch.isnan(random_crop(X, 0.2, torch.Generator().manual_seed(s))[0, 0]))
-                   .sum()) for s in range(20)}
-    assert len(lengths) > 5  # lengths vary
-
-
-@pytest.mark.parametrize("value", [0.0, 1.0, 1.5, -0.2, True, "0.5"])
-def test_pretrain_crops_is_validated(value):
-    X = np.random.RandomState(0).normal(size=(10, 1, 12))
-    with pytest.raises(ValueError, match="pretrain_crops must be None or"):
-        SPTPretrainer(pretrain_epochs=1, pretrain_crops=value, **TINY).fit(X)
-
-
-def test_crops_reach_the_pretraining_batches():
-    X = np.random.RandomState(0).normal(size=(16, 1, 32))
-    seen = []
-    pre = SPTPretrainer(pretrain_epochs=1, pretrain_crops=0.25, validation_fraction=0.0, **TINY)
-    pre.fit(X)
-    net = pre.net_
-    original = net.infer
-
-    def spy(x, **kw):
-        seen.append((~torch.isnan(x["X"])).sum(dim=-1).flatten())
-        return original(x, **kw)
-
-    net.infer = spy
-    net.partial_fit(pre._prepare(X), epochs=1)
-    lengths = torch.cat(seen)
-    assert lengths.min() < 32 and lengths.min() >= 8
-
-
-def test_unequal_length_fit_with_crops_predicts_shorter_series():
+def test_unequal_length_fit_with_masked_channels_predicts_shorter_series():
     rng = np.random.RandomState(0)
     X = [rng.normal(size=(2, n)) for n in rng.randint(30, 41, size=24)]
     y = np.arange(24) % 2
-    clf = SPTClassifier(pretrain_epochs=2, max_epochs=2, pretrain_crops=0.3,
-                        masking__channels=[0], **TINY).fit(X, y)
+    clf = SPTClassifier(pretrain_epochs=2, max_epochs=2, masking__channels=[0], **TINY).fit(X, y)
     assert not clf.equal_length_
     short = [x[:, :n] for x, n in zip(X[:6], (3, 5, 8, 10, 12, 29))]
     proba = clf.predict_proba(short)

@@ -96,4 +96,4 @@ def test_pretrainer_callbacks_reach_its_pretraining(data):
 def test_pretrain_callbacks_must_be_a_list(data):
     X, y = data
     with pytest.raises(TypeError, match="callbacks__pretrain must be None or a list"):
-        SPTClassifier(pretrain_callbacks=Recorder(), **TINY).fit(X, y)
+        SPTClassifier(callbacks__pretrain=Recorder(), **TINY).fit(X, y)

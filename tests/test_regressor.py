@@ -37,10 +37,6 @@ def fitted(data):
     return SPTRegressor(**TINY).fit(X, Y[:, 0])
 
 
-CLASS_ONLY = ("class_weight", "label_smoothing", "exit_loss_weight", "early_exit",
-              "min_exit_layer", "self_training")
-
-
 def test_written_out_init_is_the_classifiers_less_classes_plus_loss():
     """The classifier's parameters and defaults, less the class-specific ones, with ``loss``
     after ``batch_size``; all keyword-only; clone works."""
@@ -53,8 +49,7 @@ def test_written_out_init_is_the_classifiers_less_classes_plus_loss():
     assert "class_weight" not in SPTRegressor().get_params()
     doc = inspect.getdoc(SPTRegressor)
     assert "<parameters>" not in doc and all(f"\n{p.name} : " in doc for p in params[:-1])
-    with pytest.warns(FutureWarning):
-        est = SPTRegressor(loss="huber", n_estimators=2)
+    est = SPTRegressor(loss="huber", mixup=0.2)
     assert clone(est).get_params() == est.get_params()
 
 
@@ -105,7 +100,7 @@ def test_several_outputs_are_learned_together(data):
 
 
 @pytest.mark.parametrize("options", [
-    dict(loss="huber"), dict(n_estimators=2), dict(mixup=0.4, mixup__kind="blend"),
+    dict(loss="huber"), dict(mixup=0.4, mixup__kind="blend"),
     dict(validation_fraction=0.25),
 ])
 def test_fit_options_train_and_stay_reproducible(data, options):
@@ -223,7 +218,7 @@ def test_predict_checks_the_series(fitted, data):
 
 
 # --- persistence ---------------------------------------------------------------------------
-@pytest.mark.parametrize("columns, options", [(0, {}), (slice(None), {"n_estimators": 2})])
+@pytest.mark.parametrize("columns, options", [(0, {}), (slice(None), {"loss": "huber"})])
 def test_save_and_load_give_the_same_predictions(data, tmp_path, columns, options):
     X, Y = data
     reg = SPTRegressor(**TINY, **options).fit(X, Y[:, columns])

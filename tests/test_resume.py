@@ -279,7 +279,8 @@ CHILD = textwrap.dedent(
     EpochCheckpoint.on_epoch_end = slow
 
     X, y = np.load(sys.argv[1]), np.load(sys.argv[2])
-    params = dict(depth=1, d_model=16, n_heads=2, dim_feedforward=16, dropout=0.1,
+    params = dict(depth=1, d_model=16, architecture__n_heads=2, architecture__dim_feedforward=16,
+                  architecture__dropout=0.1,
                   batch_size=8, random_state=0, pretrain_epochs=3, max_epochs=30)
     SPTClassifier(callbacks__checkpoint_dir=sys.argv[3], **params).fit(X, y)
     """

@@ -14,7 +14,8 @@ from sktspt import SPTClassifier, SPTPretrainer
 from sktspt.nn.panel_fit import fit_to_panel
 from sktspt.nn.tokenizers import ROCKET_TAPS, RocketEmbedding, rocket_dilations
 
-TINY = dict(depth=1, d_model=16, n_heads=2, dim_feedforward=32, tokenizer="rocket")
+TINY = dict(depth=1, d_model=16, architecture__n_heads=2, architecture__dim_feedforward=32,
+            tokenizer="rocket")
 
 
 def test_kernels_are_minirocket_s_84():
@@ -141,28 +142,6 @@ def test_pretraining_learns_and_fine_tuning_keeps_the_thresholds():
                         random_state=0).fit(X, y)
     (kept,) = _thresholds(clf)
     assert thr.abs().sum() > 0 and torch.equal(kept, thr)
-
-
-def test_thresholds_are_drawn_on_the_differences_the_tokenizer_reads():
-    X, y = make_panel(n=20, c=1, t=48)
-    clf = SPTClassifier(**TINY, tokenizer__patch_size=4, differences=1, pretrain_epochs=1,
-                        max_epochs=1,
-                        random_state=0).fit(X, y)
-    (thr,) = _thresholds(clf)
-    assert thr.shape[1] == 2 * 84  # the series and its slopes
-    assert thr[:, 84:].abs().sum() > 0
-
-
-def test_ensemble_members_share_thresholds_drawn_once():
-    """So the members' features are computed once where they read the same batch."""
-    X, y = make_panel(n=20, t=48)
-    clf = SPTClassifier(**TINY, tokenizer__patch_size=4, n_estimators=2, pretrain_epochs=1,
-                        max_epochs=1,
-                        random_state=0).fit(X, y)
-    a, b = _thresholds(clf)
-    assert torch.equal(a, b) and a.abs().sum() > 0
-    first, second = (m.encoder.embed.proj.weight for m in clf.net_.module_.members)
-    assert not torch.equal(first, second)
 
 
 def test_unequal_lengths_padding_changes_nothing():

@@ -1,18 +1,18 @@
 """Routed settings (``<group>__<name>``): stored, returned, set, cloned, pickled and searched
-as skorch's ``module__`` settings are; the old flat names and the rejected options still
-work for one release, with a ``FutureWarning``."""
+as skorch's ``module__`` settings are; the old flat names and the rejected options, removed
+in 0.5, raise ``TypeError`` saying so."""
 
 import inspect
 import pickle
-import warnings
 
 import numpy as np
 import pytest
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
 
-from sktspt import SPTClassifier, SPTPretrainer, SPTRegressor
-from sktspt._routed import DEPRECATED_OPTIONS, RENAMED, ROUTED
+from sktspt import SPTClassifier, SPTClassifierSktime, SPTPretrainer, SPTRegressor
+from sktspt._param_hints import REJECTED, REMOVED
+from sktspt._routed import ROUTED
 
 
 def _explicit(cls) -> list[str]:
@@ -75,8 +75,6 @@ def test_an_unknown_keyword_names_the_closest_setting():
     typo = SPTClassifier().set_params(attention__lvls=3)
     with pytest.raises(TypeError, match="did you mean 'attention__levels'"):
         clone(typo).fit(X, y)
-    with pytest.raises(TypeError, match="got both mask_ratio and masking__ratio"):
-        SPTClassifier(mask_ratio=0.5, masking__ratio=0.6).fit(X, y)
 
 
 def test_routed_settings_are_not_public_attributes_but_read_as_them():
@@ -94,56 +92,60 @@ def test_an_invalid_routed_value_names_the_setting():
         SPTPretrainer(masking__ratio=1.5).fit(X)
 
 
-@pytest.mark.parametrize("old", ["mask_ratio", "n_threads", "lighthouse_levels", "auto_steps",
-                                 "patience", "checkpoint_dir"])
-def test_an_old_flat_name_warns_and_becomes_its_routed_setting(old):
-    new = RENAMED[old]
-    value = ROUTED[new].default
-    with pytest.warns(FutureWarning, match=new):
-        clf = SPTClassifier(**{old: value})
-    assert clf.get_params()[new] == value and old not in clf.get_params()
-    with pytest.warns(FutureWarning):
-        assert getattr(clf, old) == value
-    both = SPTClassifier(**{old: value, new: value})
-    with pytest.raises(TypeError, match="both"):
-        both._check_params()
+@pytest.mark.parametrize("old", sorted(n for n, new in REMOVED.items() if new))
+def test_an_old_flat_name_raises_naming_its_routed_setting(old):
+    new = REMOVED[old]
+    message = rf"SPTClassifier\({old}=\.\.\.\) was removed in 0\.5; use {new}=\.\.\. instead"
+    with pytest.raises(TypeError, match=message):
+        SPTClassifier(**{old: ROUTED[new].default})
+    with pytest.raises(TypeError, match=message):
+        SPTClassifier().set_params(**{old: ROUTED[new].default})
 
 
-@pytest.mark.parametrize("name", sorted(DEPRECATED_OPTIONS))
-def test_a_rejected_option_is_deprecated_but_still_accepted(name):
-    cls = SPTClassifier
-    value = DEPRECATED_OPTIONS[name].default
-    with pytest.warns(FutureWarning, match="deprecated and will be removed in 0.5"):
-        clf = cls(**{name: value})
-    assert clf.get_params()[name] == value
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert name not in inspect.signature(cls).parameters
-        clone(SPTClassifier())  # no warning without deprecated options
+@pytest.mark.parametrize("name", sorted(REJECTED))
+@pytest.mark.parametrize("cls", [SPTClassifier, SPTRegressor, SPTPretrainer, SPTClassifierSktime])
+def test_a_rejected_option_raises_saying_it_was_removed(cls, name):
+    with pytest.raises(TypeError, match=rf"{cls.__name__}'s {name} was removed in 0\.5: .*"
+                                        r"docs/tuning-history\.md"):
+        cls(**{name: REJECTED[name]})
+    assert name not in inspect.signature(cls).parameters
+
+
+def test_the_pretrainers_max_epochs_raises_naming_pretrain_epochs():
+    with pytest.raises(TypeError, match=r"max_epochs=\.\.\.\) was removed in 0\.5; use "
+                                        r"pretrain_epochs="):
+        SPTPretrainer(max_epochs=3)
+    assert "max_epochs" in SPTClassifier().get_params()  # the classifier's own parameter
+
+
+@pytest.mark.parametrize("value", [True, "stretch"])
+def test_stretching_augmentation_was_removed(value):
+    with pytest.raises(ValueError, match=r"\(stretching\) was removed in 0\.5"):
+        SPTClassifier(augment=value, depth=1, d_model=8, architecture__n_heads=2)._check_params()
 
 
 def test_a_pickle_with_flat_names_reads_them_as_routed_settings():
     """A pickle from before 0.4.0 holds the flat names as attributes: they become settings
-    (read by fit), not stray public attributes."""
+    (read by fit), not stray public attributes; a rejected option left unset is dropped."""
     state = dict(SPTClassifier().__dict__)
     del state["_routed_values"]
-    state.update(patience=3, checkpoint_dir="ckpt", mask_ratio=0.7, layer_decay=0.5,
+    state.update(patience=3, checkpoint_dir="ckpt", mask_ratio=0.7, layer_decay=1.0,
                  reinit_layers="deprecated")
     clf = SPTClassifier.__new__(SPTClassifier)
     clf.__setstate__(state)
     settings = clf._settings()
     assert settings["schedule__patience"] == 3 and settings["callbacks__checkpoint_dir"] == "ckpt"
-    assert settings["layer_decay"] == 0.5 and settings["reinit_layers"] == 0
     params = clf.get_params()
-    assert {"schedule__patience", "callbacks__checkpoint_dir", "layer_decay"} <= set(params)
-    assert not {"patience", "checkpoint_dir", "mask_ratio", "masking__ratio"} & set(params)
-    assert not {"patience", "checkpoint_dir", "layer_decay"} & set(vars(clf))
+    assert {"schedule__patience", "callbacks__checkpoint_dir"} <= set(params)
+    assert not {"patience", "checkpoint_dir", "mask_ratio", "masking__ratio", "layer_decay",
+                "reinit_layers"} & set(params)
+    assert not {"patience", "checkpoint_dir", "layer_decay", "reinit_layers"} & set(vars(clf))
 
 
-def test_the_pretrainers_max_epochs_is_still_pretrain_epochs():
-    with pytest.warns(FutureWarning, match="pretrain_epochs"):
-        pre = SPTPretrainer(max_epochs=3)
-    assert pre.pretrain_epochs == 3 and "max_epochs" not in pre.get_params()
+def test_a_pickle_that_sets_a_rejected_option_is_refused():
+    state = dict(SPTClassifier().__dict__, n_estimators=3)
+    with pytest.raises(TypeError, match="n_estimators was removed in 0.5.*sktspt 0.4 or earlier"):
+        SPTClassifier.__new__(SPTClassifier).__setstate__(state)
 
 
 def test_docstrings_document_every_routed_setting_once():

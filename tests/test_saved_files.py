@@ -6,7 +6,8 @@
 0.2.0 at commit e9e8c0b, before parameters, fitted input state and net building were
 restructured: a two-member ensemble classifier with the convolutional tokenizer, and a
 ``"masked+sigreg"`` pretrainer with learned positions, fitted on 24 series (2 channels,
-30 steps, a NaN gap).
+30 steps, a NaN gap). Ensembles were removed in 0.5, so the classifier is refused with a
+message naming the versions that load it.
 """
 
 from pathlib import Path
@@ -40,18 +41,14 @@ def saved_0_2_0():
     return np.load(DATA / "saved-0.2.0-outputs.npz")
 
 
-def test_classifier_saved_by_0_2_0_predicts_as_it_did(saved_0_2_0):
-    clf = sktspt.load(DATA / "classifier-0.2.0.sktspt")
-    assert clf.n_estimators == 2 and clf.tokenizer == "conv"
-    assert clf.mixup == 0.0 and clf.mixup_ == 0.0  # no mixup then; "auto" came later
-    assert clf.mixup_kind == clf.mixup_kind_ == "blend"  # and no mixup_kind either
-    assert (clf.n_channels_, clf.n_timepoints_, clf.patch_size_) == (2, 30, 1)
-    X = saved_0_2_0["X"]
-    np.testing.assert_allclose(clf.predict_proba(X), saved_0_2_0["proba"], atol=1e-6)
-    np.testing.assert_allclose(clf.transform(X), saved_0_2_0["clf_emb"], atol=1e-6)
+def test_classifier_saved_by_0_2_0_with_an_ensemble_is_refused_naming_the_versions_that_load_it():
+    """The file holds an ensemble (``n_estimators=2``), which 0.5 removed."""
+    with pytest.raises(ValueError, match=r"fitted with n_estimators=2, which sktspt 0\.5 removed.*"
+                                         r"load it with sktspt 0\.4 or earlier"):
+        sktspt.load(DATA / "classifier-0.2.0.sktspt")
 
 
 def test_pretrainer_saved_by_0_2_0_embeds_as_it_did(saved_0_2_0):
     pre = sktspt.load(DATA / "pretrainer-0.2.0.sktspt")
-    assert pre.positional == "learned" and pre.max_tokens_ == 30
+    assert pre.architecture__positional == "learned" and pre.max_tokens_ == 30
     np.testing.assert_allclose(pre.transform(saved_0_2_0["X"]), saved_0_2_0["emb"], atol=1e-6)

@@ -156,7 +156,7 @@ def test_auto_patching_matches_the_estimators():
     from sktspt import SPTPretrainer
 
     X = np.random.default_rng(0).normal(size=(6, 1, 1000)).astype(np.float32)
-    est = SPTPretrainer(depth=1, d_model=8, n_heads=2, pretrain_epochs=0).fit(X)
+    est = SPTPretrainer(depth=1, d_model=8, architecture__n_heads=2, pretrain_epochs=0).fit(X)
     assert speed.n_tokens_for(1000) == (est.patch_size_, math.ceil(1000 / est.patch_size_))
 
 

@@ -145,7 +145,6 @@ def test_current_base_config_is_the_package_defaults():
     assert all(c["schedule__pretrain_share"] == 0.5 for name, c in tune.CONFIGS.items()
                if _round(name) < 29)
     assert tune.CONFIGS["r30_share125"] == {**tune.CONFIGS["r26_auto"], share: 0.125}
-    assert tune.CONFIGS["r31_e3"] == {**tune.CONFIGS["r29_share25"], "n_estimators": 3}
     assert tune.CONFIGS["r32_roll"] == {**tune.CONFIGS["r29_share25"], "augment": "roll"}
     assert tune.CONFIGS["r32_roll_ft2000"] == {**tune.CONFIGS["r32_roll"], "pretrain_steps": 500,
                                                "schedule__steps": 2000}
@@ -156,9 +155,7 @@ def test_current_base_config_is_the_package_defaults():
     assert tune.CONFIGS["r37_depth2"] == {**tune.CONFIGS["r35_rocket"], "depth": 2}
     assert tune.CONFIGS["r38_ratio50"] == {**tune.CONFIGS["r35_rocket"], "masking__ratio": 0.5}
     assert tune.CONFIGS["r38_share50"] == {**tune.CONFIGS["r35_rocket"], share: 0.5}
-    assert tune.CONFIGS["r39_e3"] == {**tune.CONFIGS["r35_rocket"], "n_estimators": 3}
     assert tune.CONFIGS["r39_s2000"] == {**tune.CONFIGS["r35_rocket"], "schedule__steps": 2000}
-    assert tune.CONFIGS["r40_e3"] == tune.CONFIGS["r39_e3"]
     for n_timepoints in (24, 251, 1460):
         params = tune.estimator_params(tune.CONFIGS["r35_rocket"], n_timepoints, 100)
         assert params and "tokenizer__patch_size" not in params

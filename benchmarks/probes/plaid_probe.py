@@ -3,7 +3,8 @@
 PLAID's series (currents of household appliances) differ in scale by five orders of
 magnitude. This probe chose ``normalize="auto"``: one stratified 2/3-1/3 split of the
 training split (the test split is never read), seed 0, 50 + 50 epochs (SPT) or 100
-(scratch) to keep it short. Prints one line per configuration.
+(scratch) to keep it short. Prints one line per configuration. (Its rows with window
+stretching, ``augment=True``, need sktspt 0.4 or earlier: stretching was removed in 0.5.)
 
     python benchmarks/probes/plaid_probe.py --n-jobs 2
 """
@@ -28,13 +29,8 @@ CONFIGS = [
     ("global, scratch", dict(normalize="global", augment=False, pretrain_epochs=0)),
     ("instance, SPT", dict(normalize="instance", augment=False, pretrain_epochs=50)),
     ("instance, scratch", dict(normalize="instance", augment=False, pretrain_epochs=0)),
-    ("instance, augment, SPT", dict(normalize="instance", augment=True, pretrain_epochs=50)),
     ("instance, patch 16, SPT", dict(normalize="instance", augment=False, tokenizer__patch_size=16,
                                      pretrain_epochs=50)),
-    ("instance, augment, patch 16, SPT", dict(normalize="instance", augment=True,
-                                              tokenizer__patch_size=16, pretrain_epochs=50)),
-    ("instance, augment, patch 10, SPT", dict(normalize="instance", augment=True,
-                                              tokenizer__patch_size=10, pretrain_epochs=50)),
 ]
 
 

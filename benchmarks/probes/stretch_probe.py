@@ -2,7 +2,7 @@
 
 For each dataset (training split, globally standardised): the lag-1 autocorrelation, and
 the mean squared error between a 90 % window stretched to full length (what
-``sktspt.augment.Augmentation`` feeds the network) and that window as recorded, after
+``augment=True`` fed the network until 0.5) and that window as recorded, after
 resampling the stretched series back onto the window's own time grid. Smooth series lose
 nothing; series whose consecutive values are nearly independent lose a large part of
 their variance to the linear interpolation.

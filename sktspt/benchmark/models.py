@@ -291,11 +291,6 @@ def _default(cfg: RunConfig):
 _MASKINGS = ("random", "span", "block", "channel", "mixed")
 
 
-#: The probability at which ``spt-selftrain`` and ``scratch-selftrain`` take a prediction of
-#: an unlabelled series as its label (``minirocket-selftrain``'s threshold).
-SELF_TRAINING = 0.75
-
-
 def _masking_models() -> dict[str, ModelSpec]:
     return {
         f"spt-{m}": ModelSpec(partial(_spt, masking=m), multivariate_only=m == "channel")
@@ -311,9 +306,6 @@ MODELS: dict[str, ModelSpec] = {
                                 unlabelled=False),
     "scratch-alibi": ModelSpec(partial(_scratch, architecture__positional="alibi"),
                                unlabelled=False),
-    # No validation split: all training data, last epoch (the split costs scratch more).
-    "spt-noval": ModelSpec(partial(_spt, validation_fraction=0.0)),
-    "scratch-noval": ModelSpec(partial(_scratch, validation_fraction=0.0), unlabelled=False),
     "spt-crate": ModelSpec(partial(_spt, architecture="crate")),
     "spt-attention_only": ModelSpec(partial(_spt, architecture="attention_only")),
     "spt-sigreg": ModelSpec(partial(_spt, pretrain_objective="masked+sigreg")),
@@ -328,7 +320,7 @@ MODELS: dict[str, ModelSpec] = {
     "minirocket": ModelSpec(_minirocket, neural=False, warmup=True),
     # Cheaper prediction (issue 15): LEAP early exit with and without the exit loss, and
     # TWT layer fusion after fit (docs/compression.md).
-    "spt-leap": ModelSpec(partial(_spt, exit_loss_weight=1.0, early_exit=0.95)),
+    "spt-leap": ModelSpec(partial(_spt, early_exit__loss_weight=1.0, early_exit=0.95)),
     "spt-exit": ModelSpec(partial(_spt, early_exit=0.95)),
     "spt-twt": ModelSpec(_twt),
     # Long series (issue 14): Lighthouse sparse attention in training, then dense recovery;
@@ -344,10 +336,6 @@ MODELS: dict[str, ModelSpec] = {
     "scratch-archive": ModelSpec(_scratch_archive, univariate_only=True, unlabelled=False),
     "archive-probe": ModelSpec(_archive_probe, univariate_only=True, unlabelled=False),
     "spt-probe": ModelSpec(_probe),
-    # ... and self-training on the unlabelled series (``self_training=0.75``, the peer's
-    # threshold), with and without pretraining: what pretraining adds once both use them.
-    "spt-selftrain": ModelSpec(partial(_spt, self_training=SELF_TRAINING)),
-    "scratch-selftrain": ModelSpec(partial(_scratch, self_training=SELF_TRAINING)),
 }
 
 #: What runs when ``--models`` is not given: SPT with each masking objective, its

@@ -319,8 +319,6 @@ _FEW_LABELS = (
     "`scratch*` (at SPT's optimizer steps) and `minirocket` fit the labelled part; "
     "`minirocket-selftrain` fits MiniRocket on the whole split and self-trains a logistic "
     "regression on the unlabelled part; "
-    "`spt-selftrain` and `scratch-selftrain` fine-tune once more with the unlabelled series "
-    "they predict with probability at least 0.75 (`self_training=0.75`); "
     "`spt-transfer` fine-tunes, on the labelled part, a pretrainer of the shipped univariate "
     "sets' training splits; `spt-probe` fits a ridge classifier on the labelled part's "
     "embeddings from an `SPTPretrainer` of the whole split. The test split is scored once "

@@ -142,7 +142,7 @@ def augment_label(estimator) -> str | None:
     augment = getattr(estimator, "augment_", None)
     if augment is None:
         return None
-    return "none" if augment is False else ("stretch" if augment is True else str(augment))
+    return "none" if augment is False else str(augment)
 
 
 def _new_row(job: Job, spec: ModelSpec, pretrain_epochs, epochs, error: str = "") -> dict:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .differences import DifferenceView
 from .layers import EncoderLayer, SelfAttention
 from .positional import POSITIONALS, LearnedPosition, SinusoidalPosition
 from .tokenizers import PatchEmbedding, make_tokenizer, patchify, unpatchify
@@ -28,8 +27,6 @@ class TransformerEncoder(nn.Module):
     ``tokenizer`` picks how tokens are made (:mod:`sktspt.nn.tokenizers`);
     ``architecture`` picks the layer: ``"transformer"`` (:class:`EncoderLayer`),
     ``"crate"`` or ``"attention_only"`` (white-box layers, :mod:`sktspt.nn.whitebox`).
-    ``differences`` > 0 lets the tokenizer read each channel's differences of order
-    ``1 .. differences`` beside it (:mod:`sktspt.nn.differences`).
     """
 
     def __init__(
@@ -45,7 +42,6 @@ class TransformerEncoder(nn.Module):
         positional: str = "sinusoidal",
         architecture: str = "transformer",
         tokenizer: str = "patch",
-        differences: int = 0,
     ):
         super().__init__()
         if positional not in POSITIONALS:
@@ -53,9 +49,7 @@ class TransformerEncoder(nn.Module):
         self.n_channels = n_channels
         self.patch_size = patch_size
         self.d_model = d_model
-        self.differences = int(differences)
-        self.difference_view = DifferenceView(differences, n_channels) if differences else None
-        self.embed = make_tokenizer(tokenizer, n_channels * (1 + differences), patch_size, d_model,
+        self.embed = make_tokenizer(tokenizer, n_channels, patch_size, d_model,
                                     max_tokens * patch_size)
         if positional == "sinusoidal":
             self.position = SinusoidalPosition(d_model)
@@ -71,11 +65,8 @@ class TransformerEncoder(nn.Module):
 
     @torch.no_grad()
     def fit_panel(self, x: torch.Tensor, available: torch.Tensor) -> None:
-        """Fit the buffers below: the difference view's scales, then the tokenizer's
-        thresholds on the view's output (:func:`~sktspt.nn.panel_fit.fit_to_panel`)."""
-        if self.difference_view is not None:
-            self.difference_view.fit_panel(x, available)
-            x, available = self.difference_view(x, available)
+        """Fit the tokenizer's thresholds, where it has any
+        (:func:`~sktspt.nn.panel_fit.fit_to_panel`)."""
         if callable(getattr(self.embed, "fit_panel", None)):
             self.embed.fit_panel(x, available)
 
@@ -83,34 +74,12 @@ class TransformerEncoder(nn.Module):
         """Which tokens hold at least one observed value ``(n, k)``: the rest are padding."""
         return patchify(observed.float(), self.patch_size).amax(dim=-1) > 0
 
-    @property
-    def has_fixed_features(self) -> bool:
-        """Whether the tokenizer starts with untrained features (:meth:`fixed_features`)."""
-        return callable(getattr(self.embed, "from_features", None))
+    def tokens(self, x: torch.Tensor, available: torch.Tensor, observed: torch.Tensor):
+        """Embedded tokens with positions, and which tokens are not padding."""
+        return self.position(self.embed(x, available)), self.keep(observed)
 
-    @torch.no_grad()
-    def fixed_features(self, x: torch.Tensor, available: torch.Tensor) -> torch.Tensor:
-        """The tokenizer's untrained features ``(n, k, features)`` (the rocket's pooled
-        thresholds, after the difference view): nothing trained is below them, so they can
-        be computed once and passed to :meth:`forward` as ``features``."""
-        if self.difference_view is not None:
-            x, available = self.difference_view(x, available)
-        return self.embed.features(x, available)
-
-    def tokens(self, x: torch.Tensor, available: torch.Tensor, observed: torch.Tensor,
-               features: torch.Tensor | None = None):
-        """Embedded tokens with positions, and which tokens are not padding; ``features``
-        (of :meth:`fixed_features`) stand in for the tokenizer's own where given."""
-        keep = self.keep(observed)
-        if features is not None:
-            return self.position(self.embed.from_features(features)), keep
-        if self.difference_view is not None:
-            x, available = self.difference_view(x, available)
-        return self.position(self.embed(x, available)), keep
-
-    def forward(self, x: torch.Tensor, available: torch.Tensor, observed: torch.Tensor,
-                features: torch.Tensor | None = None):
-        h, keep = self.tokens(x, available, observed, features)
+    def forward(self, x: torch.Tensor, available: torch.Tensor, observed: torch.Tensor):
+        h, keep = self.tokens(x, available, observed)
         for layer in self.layers:
             h = layer(h, keep)
         return self.norm(h), keep

@@ -28,20 +28,10 @@ class EncoderModel(nn.Module):
         super().__init__()
         self.encoder = TransformerEncoder(**encoder_kwargs)
 
-    def embed(self, X: torch.Tensor, features: torch.Tensor | None = None) -> torch.Tensor:
-        """Pooled embeddings ``(n, d_model)``; ``features``: the encoder's fixed features
-        of ``X``, computed earlier (:meth:`fixed_features`)."""
+    def embed(self, X: torch.Tensor) -> torch.Tensor:
+        """Pooled embeddings ``(n, d_model)``."""
         x, observed = split_input(X)
-        return masked_mean(*self.encoder(x, observed, observed, features))
-
-    def fixed_features(self, X: torch.Tensor) -> torch.Tensor | None:
-        """The encoder's untrained features of NaN-coded ``X`` ``(n, k, features)``, or None
-        where its tokenizer is trained throughout (see
-        :meth:`TransformerEncoder.fixed_features`)."""
-        if not self.encoder.has_fixed_features:
-            return None
-        x, observed = split_input(X)
-        return self.encoder.fixed_features(x, observed)
+        return masked_mean(*self.encoder(x, observed, observed))
 
 
 class ReconstructionModel(EncoderModel):
@@ -49,15 +39,13 @@ class ReconstructionModel(EncoderModel):
 
     ``forward(X, hidden)`` reconstructs the whole series ``(n, c, t)`` from the input
     with ``hidden`` values removed; the loss looks only at hidden, observed values
-    (:meth:`targets`). With a difference view the head also reconstructs the
-    differences, ``(n, c * (1 + orders), t)``: slopes are part of what the encoder
-    reads, and predicting them asks for the shape around a gap, not only its level.
+    (:meth:`targets`).
     """
 
     def __init__(self, **encoder_kwargs):
         super().__init__(**encoder_kwargs)
         e = self.encoder
-        self.n_outputs = e.n_channels * (1 + e.differences)
+        self.n_outputs = e.n_channels
         self.head = nn.Linear(e.d_model, self.n_outputs * e.patch_size)
 
     def forward(self, X: torch.Tensor, hidden: torch.Tensor | None = None) -> torch.Tensor:
@@ -67,17 +55,9 @@ class ReconstructionModel(EncoderModel):
         return unpatchify(self.head(h), self.n_outputs, self.encoder.patch_size)
 
     def targets(self, X: torch.Tensor, hidden: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """What :meth:`forward` is scored on: NaN-coded targets and which were hidden.
-
-        ``X`` itself and ``hidden`` without a difference view; with one, also the
-        differences of ``X``, hidden wherever a hidden value enters them.
-        """
-        view = self.encoder.difference_view
-        if view is None:
-            return X, hidden
-        x, observed = split_input(X)
-        values, seen = view(x, observed)
-        return values.masked_fill(~seen, float("nan")), seen & ~view.available(observed & ~hidden)
+        """What :meth:`forward` is scored on: NaN-coded targets (``X`` itself) and which
+        were hidden."""
+        return X, hidden
 
 
 class ClassificationModel(EncoderModel):
@@ -89,15 +69,15 @@ class ClassificationModel(EncoderModel):
             nn.Dropout(head_dropout), nn.Linear(self.encoder.d_model, n_classes)
         )
 
-    def forward(self, X: torch.Tensor, features: torch.Tensor | None = None) -> torch.Tensor:
-        return self.head(self.embed(X, features))
+    def forward(self, X: torch.Tensor) -> torch.Tensor:
+        return self.head(self.embed(X))
 
 
 class RegressionModel(ClassificationModel):
     """Encoder, mean pooling and a linear head with ``n_outputs`` values per series.
 
-    The classification network's structure (so ensembles stack it and its state dict
-    has the same keys) with outputs read as values, not logits.
+    The classification network's structure (its state dict has the same keys) with
+    outputs read as values, not logits.
     """
 
     def __init__(self, n_outputs: int, head_dropout: float = 0.0, **encoder_kwargs):

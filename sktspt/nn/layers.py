@@ -73,11 +73,7 @@ class SelfAttention(nn.Module):
 
 
 class EncoderLayer(nn.Module):
-    """Pre-norm transformer layer: ``x + Attn(LN x)``, then ``x + FFN(LN x)``.
-
-    An :class:`~sktspt.nn.ensemble.Ensemble` runs the same computation for all its members
-    at once (``_stacked_layer``); tests/test_ensemble.py holds the two equal.
-    """
+    """Pre-norm transformer layer: ``x + Attn(LN x)``, then ``x + FFN(LN x)``."""
 
     def __init__(self, d_model, n_heads, dim_feedforward, dropout, positional):
         super().__init__()

@@ -1,8 +1,7 @@
 """Buffers fitted to the training panel before training starts.
 
 Some modules hold statistics of the training data rather than trained weights: the
-difference view's scales (:mod:`sktspt.nn.differences`) and the rocket tokenizer's
-thresholds (:mod:`sktspt.nn.tokenizers`). A module that needs them defines
+rocket tokenizer's thresholds (:mod:`sktspt.nn.tokenizers`). A module that needs them defines
 ``fit_panel(x, available)``; the estimators call :func:`fit_to_panel` once on a fresh
 network, before pretraining (or before fine-tuning from scratch), and the buffers are
 then saved and loaded with the weights.
@@ -22,8 +21,7 @@ def fit_to_panel(module: nn.Module, X: np.ndarray) -> None:
 
     ``X`` is NaN-coded ``(n, c, t)`` as the estimators prepare it. Outermost modules
     come first and their submodules are skipped: a module whose children must be
-    fitted in order (the encoder: differences, then the tokenizer on them) fits them
-    itself.
+    fitted in order fits them itself (the encoder fits its tokenizer).
     """
     if not any(callable(getattr(sub, "fit_panel", None)) for sub in module.modules()):
         return  # nothing to fit: no float32 copy of the panel

@@ -232,8 +232,7 @@ class RocketEmbedding(nn.Module):
     def features(self, x: torch.Tensor, available: torch.Tensor) -> torch.Tensor:
         """The pooled threshold features ``(n, k, features)``, before the trained maps.
 
-        Nothing below them is trained, so networks that share the thresholds share these
-        (an :class:`~sktspt.nn.ensemble.Ensemble` computes them once for its members).
+        Nothing below them is trained: the trained LayerNorm and linear map follow.
         """
         values, flags = _values_and_flags(x, available)
         n, c, t = values.shape
@@ -252,19 +251,8 @@ class RocketEmbedding(nn.Module):
             out[:, :, -c:] = 2 * flags.float().reshape(n, c, k, p).sum(-1).mT
             return out.div_(p)
 
-    @property
-    def n_features(self) -> int:
-        """Features per token of :meth:`features`."""
-        return self.proj.in_features
-
-    def from_features(self, features: torch.Tensor) -> torch.Tensor:
-        """Tokens ``(n, k, d_model)`` from :meth:`features` computed earlier (the trained
-        maps only): a fit that computes the features of its training series once passes
-        them here at every step."""
-        return self.proj(self.norm(features))
-
     def forward(self, x: torch.Tensor, available: torch.Tensor) -> torch.Tensor:
-        return self.from_features(self.features(x, available))
+        return self.proj(self.norm(self.features(x, available)))
 
     def extra_repr(self) -> str:
         return f"dilations={self.dilations}, patch_size={self.patch_size}"

@@ -28,13 +28,12 @@ from .format import (
 )
 
 __all__ = ["BEFORE_PARAMETER", "read_augment_choice", "read_augment_evidence", "read_classes",
-           "read_history", "read_input_spec", "read_mixup", "read_mixup_kind",
-           "read_pseudo_labeled", "read_targets"]
+           "read_history", "read_input_spec", "read_mixup", "read_mixup_kind", "read_targets"]
 
 
 #: Parameters added after the first saved format, with the behaviour files without them had
 #: (``tokenizer`` arrived with the convolutional stem, which became the default at once;
-#: ``differences`` with the difference view; ``mixup`` was 0 until its ``"auto"``).
+#: ``mixup`` was 0 until its ``"auto"``).
 BEFORE_PARAMETER = {"tokenizer": "patch", "mixup": 0.0, "mixup__kind": "blend",
                     "masking__ratio_spread": 0.0}
 
@@ -137,15 +136,6 @@ def read_augment_choice(fitted: dict, params: dict) -> bool | str:
     value = fitted.get("augment_", params.get("augment", False))
     if not (isinstance(value, bool) or value in AUGMENTS):
         raise ValueError(f"augment_ must be a bool or one of {AUGMENTS}, got {value!r}")
-    return value
-
-
-def read_pseudo_labeled(fitted: dict) -> int:
-    """The fitted ``n_pseudo_labeled_``: a non-negative int (0 in files written before
-    ``self_training`` existed)."""
-    value = fitted.get("n_pseudo_labeled_", 0)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(f"n_pseudo_labeled_ must be a non-negative integer, got {value!r}")
     return value
 
 

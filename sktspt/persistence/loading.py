@@ -20,7 +20,8 @@ from safetensors import SafetensorError
 from safetensors.torch import load as load_tensors
 from skorch.history import History
 
-from .._routed import DEPRECATED_OPTIONS, RENAMED, ROUTED
+from .._param_hints import REJECTED, REMOVED, REMOVED_IN
+from .._routed import ROUTED
 from ..classifier import SPTClassifier
 from ..pretrained import is_encoder_name
 from ..pretrainer import SPTPretrainer
@@ -34,7 +35,6 @@ from .fitted import (
     read_input_spec,
     read_mixup,
     read_mixup_kind,
-    read_pseudo_labeled,
     read_targets,
 )
 from .format import (
@@ -59,24 +59,25 @@ _NETS = {
 }
 
 
-#: Parameters renamed since a saved format: ``{estimator: {old: new}}`` beside the flat names
-#: that became routed settings in 0.4.0 (:data:`sktspt._routed.RENAMED`). A file written
-#: before the new one existed sets it (the pretrainer's epochs were ``max_epochs`` until 0.3.0).
-_RENAMED = {"SPTPretrainer": {"max_epochs": "pretrain_epochs"}}
-
-
 def translate_params(cls, params: dict) -> dict:
     """A file's stored parameters in today's spelling, silently: old flat names as their
-    routed settings, a deprecated option at its default left out, the pretrainer's
-    ``max_epochs`` as ``pretrain_epochs``; a ``"deprecated"`` placeholder dropped."""
+    routed settings (:data:`sktspt._param_hints.REMOVED`; the pretrainer's ``max_epochs``
+    as ``pretrain_epochs``), a rejected option at the value that left it off dropped, a
+    ``"deprecated"`` placeholder dropped. A model fitted with a rejected option (or with
+    ``augment=True``, stretching) is refused, naming the versions that load it."""
     out = {}
-    renamed = {**RENAMED, **_RENAMED.get(cls.__name__, {})}
+    renamed = {**REMOVED, **getattr(cls, "_removed", {})}
     for key, value in params.items():
         new = renamed.get(key, key)
         if isinstance(value, str) and value == "deprecated":
             continue
-        if new in DEPRECATED_OPTIONS and value == DEPRECATED_OPTIONS[new].default:
+        if key in REJECTED and value == REJECTED[key]:
             continue
+        if key in REJECTED or key == "augment" and (value is True or value == "stretch"):
+            raise ValueError(
+                f"the model was fitted with {key}={value!r}, which sktspt {REMOVED_IN} removed "
+                "(the project's evidence did not support it: docs/tuning-history.md); load "
+                f"it with sktspt 0.4 or earlier, which read it")
         if new in ROUTED and new not in cls._routed and value == ROUTED[new].default:
             continue
         if new not in out:
@@ -131,7 +132,7 @@ def _build(meta: dict, device, probe: bool = False):
     if not isinstance(meta["params"], dict) or not isinstance(meta["fitted"], dict):
         raise ValueError("params and fitted must be mappings")
     params = translate_params(cls, meta["params"])
-    names = {*cls._get_param_names(), *cls._extra_names()}
+    names = {*cls._get_param_names(), *cls._routed}
     unknown = set(params) - names
     if unknown:
         raise ValueError(
@@ -163,9 +164,7 @@ def _build(meta: dict, device, probe: bool = False):
     # A loaded model trains (warm start) and predicts; it never writes into the folder
     # of the fit that made it, which may belong to someone else by now.
     params.pop("callbacks__checkpoint_dir", None)
-    with warnings.catch_warnings():  # deprecated options a file holds load silently
-        warnings.simplefilter("ignore", FutureWarning)
-        est = cls(**params)
+    est = cls(**params)
     fitted = meta["fitted"]
     spec, encoder_kwargs = read_input_spec(est, fitted)
     is_classifier = name == "SPTClassifier"
@@ -173,7 +172,6 @@ def _build(meta: dict, device, probe: bool = False):
     if supervised:
         est.mixup_ = read_mixup(fitted, params)
         est.mixup_kind_ = read_mixup_kind(fitted, params)
-        est.n_pseudo_labeled_ = read_pseudo_labeled(fitted)
     if is_classifier != ("classes" in fitted):
         raise ValueError(
             f"an {name} file must {'' if is_classifier else 'not '}hold classes"

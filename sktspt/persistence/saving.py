@@ -146,8 +146,6 @@ def save(estimator, path: str | os.PathLike) -> None:
         fitted["mixup_kind_"] = str(estimator.mixup_kind_)
     if hasattr(estimator, "augment_"):
         fitted["augment_"] = _json_value("augment_", estimator.augment_)
-    if hasattr(estimator, "n_pseudo_labeled_"):
-        fitted["n_pseudo_labeled_"] = int(estimator.n_pseudo_labeled_)
     if hasattr(estimator, "augment_evidence_"):
         fitted["augment_evidence_"] = _json_value("augment_evidence_",
                                                   estimator.augment_evidence_)

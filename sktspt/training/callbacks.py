@@ -1,8 +1,7 @@
 """skorch callbacks of the SPT estimators that are not about resuming.
 
 :class:`FiniteLoss` stops a diverged fit at once with advice instead of letting NaN
-weights train on silently; :class:`MemberGradientClipping` clips an ensemble's members as
-the single networks they copy would be clipped; :class:`LighthouseSchedule` switches
+weights train on silently; :class:`LighthouseSchedule` switches
 Lighthouse attention on for a phase's first steps. Other callbacks live with what they
 serve: the checkpoint that makes fits resumable with the rest of resuming
 (:mod:`sktspt.training.resume`) and the progress bars in :mod:`sktspt.progress`.
@@ -13,14 +12,11 @@ from __future__ import annotations
 import math
 import warnings
 
-import torch
-from skorch.callbacks import Callback, GradientNormClipping
-from torch.nn.utils import clip_grad_norm_
+from skorch.callbacks import Callback
 
-from ..nn.ensemble import Ensemble
 from ..nn.lighthouse import Lighthouse, middle_attentions, set_sparse_attention
 
-__all__ = ["FiniteLoss", "LighthouseSchedule", "MemberGradientClipping", "optimizer_steps"]
+__all__ = ["FiniteLoss", "LighthouseSchedule", "optimizer_steps"]
 
 
 def optimizer_steps(history) -> int:
@@ -51,31 +47,6 @@ class FiniteLoss(Callback):
             "'global' or 'instance' so that inputs are standardised, and check X for "
             "extreme values."
         )
-
-
-class MemberGradientClipping(GradientNormClipping):
-    """skorch's gradient-norm clipping, with each member of an ensemble clipped on its own.
-
-    An :class:`~sktspt.nn.ensemble.Ensemble` trains on the mean of its members' losses, so
-    a member's gradient is its own divided by ``n_members``. Clipping all members' gradients
-    together, as ``GradientNormClipping`` does, would couple them (one member's spike
-    shrinks every member's step) and clip them less often than the single network each one
-    copies (the joint norm is about ``1 / sqrt(n_members)`` of a member's own). Here each
-    member's gradient is clipped to ``gradient_clip_value / n_members``: the single
-    network's clip of its own loss, scaled by the mean. Other modules are clipped as
-    skorch does.
-    """
-
-    def on_grad_computed(self, net, named_parameters, **kwargs) -> None:
-        module = net.module_
-        if isinstance(module, torch.nn.parallel.DistributedDataParallel):
-            module = module.module
-        if self.gradient_clip_value is None or not isinstance(module, Ensemble):
-            super().on_grad_computed(net, named_parameters, **kwargs)
-            return
-        for member in module.members:
-            clip_grad_norm_(member.parameters(), self.gradient_clip_value / module.n_members,
-                            norm_type=self.gradient_clip_norm_type)
 
 
 class LighthouseSchedule(Callback):

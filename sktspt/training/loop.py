@@ -26,7 +26,7 @@ from functools import cache
 
 import numpy as np
 import torch
-from skorch.callbacks import EarlyStopping, LRScheduler
+from skorch.callbacks import EarlyStopping, GradientNormClipping, LRScheduler
 from skorch.dataset import ValidSplit
 from skorch.history import History
 from skorch.utils import noop
@@ -38,14 +38,14 @@ from ..nn.lighthouse import Lighthouse
 from ..nn.tokenizers import STEM_REACH
 from ..precision import autocast_dtype
 from ..progress import PhaseProgress, PhaseTable
-from .callbacks import FiniteLoss, LighthouseSchedule, MemberGradientClipping
+from .callbacks import FiniteLoss, LighthouseSchedule
 from .nets import WarmupCosine, resolve_warmup
 from .resume import RESUME_CALLBACK, EpochCheckpoint, stopped_early
 
 __all__ = ["PHASE_LABELS", "Trainer", "fused_adamw_params", "net_state", "restore_net_state"]
 
 #: Names that ``verbose`` shows for the training phases.
-PHASE_LABELS = {"pretrain": "pretraining", "finetune": "fine-tuning", "selftrain": "self-training"}
+PHASE_LABELS = {"pretrain": "pretraining", "finetune": "fine-tuning"}
 
 
 @cache
@@ -225,7 +225,7 @@ class Trainer:
                 policy=torch.optim.lr_scheduler.LambdaLR, lr_lambda=schedule, step_every="batch",
                 **resume,
             )),
-            ("grad_clip", MemberGradientClipping(gradient_clip_value=1.0)),
+            ("grad_clip", GradientNormClipping(gradient_clip_value=1.0)),
             ("finite_loss", FiniteLoss()),
         ]
         if self.lighthouse is not None:  # sparse in training, dense for the last steps

@@ -18,9 +18,9 @@ from skorch import NeuralNet, NeuralNetClassifier, NeuralNetRegressor
 from skorch.dataset import unpack_data
 from skorch.utils import TeeGenerator
 
-from ..augment import mixup, panel_tokens, token_panel
+from ..augment import mixup
 from ..leap import record_layers
-from ..masking import make_mask, random_crop
+from ..masking import make_mask
 from ..nn.encoder import masked_mean
 from ..objectives import LeJEPALoss, SIGReg, exit_loss, masked_reconstruction_loss
 from ..precision import autocast, to_float32
@@ -28,8 +28,7 @@ from ..views import make_views
 
 __all__ = [
     "AugmentedNetClassifier", "AugmentedNetRegressor", "FineTuningNet", "MaskedPretrainNet",
-    "MaskedSigRegNet", "LeJEPANet", "SeededStepNet", "WarmupCosine",
-    "layer_decay_groups", "resolve_warmup",
+    "MaskedSigRegNet", "LeJEPANet", "SeededStepNet", "WarmupCosine", "resolve_warmup",
 ]
 
 
@@ -54,23 +53,6 @@ def resolve_warmup(warmup: float | str, steps: int) -> int:
     if warmup == "auto":
         return min(steps // 10, 100)
     return math.floor(float(warmup) * steps + 1e-9)
-
-
-def layer_decay_groups(lr: float, decay: float, depth: int) -> list[tuple[str, dict]]:
-    """skorch ``optimizer__param_groups`` for layer-wise learning-rate decay.
-
-    Layer ``i`` of ``depth`` gets ``lr * decay ** (depth - i)``, the tokenizer and the
-    position table ``lr * decay ** (depth + 1)``; everything else (final norm, heads)
-    keeps ``lr``. The patterns match a single network and ensemble members alike
-    (``members.<k>.encoder...``). ``decay == 1`` gives no groups: one plain AdamW group.
-    """
-    if decay == 1:
-        return []
-    bottom = {"lr": lr * decay ** (depth + 1)}
-    groups = [("*encoder.embed.*", bottom), ("*encoder.position.*", bottom)]
-    groups += [(f"*encoder.layers.{i}.*", {"lr": lr * decay ** (depth - i)})
-               for i in range(depth)]
-    return groups
 
 
 class SeededStepNet(NeuralNet):
@@ -182,32 +164,25 @@ class MaskedPretrainNet(SeededStepNet):
     mask_seed : int
         Seeds the mask generators: training masks follow one stream; validation
         masks are redrawn from the same seed every epoch.
-    loss : {"mse", "l1"}
-        Error on the hidden values.
     augmentation : callable or None
         ``augmentation(X, generator)`` applied to training batches before masking
         (see :mod:`sktspt.augment`), so pretraining sees more variants of few series.
     mask_channels : tuple of int or None
         The only channels masking may hide (None: all); see :mod:`sktspt.masking`.
-    min_crop : float or None
-        When set, each training series is cut to a random window of at least this
-        fraction of its length (:func:`~sktspt.masking.random_crop`) before masking.
     """
 
     def __init__(
-        self, *args, masking, mask_ratio, mean_span, mask_seed=0, loss="mse",
-        augmentation=None, mask_channels=None, min_crop=None, ratio_spread=0.0, **kwargs,
+        self, *args, masking, mask_ratio, mean_span, mask_seed=0, augmentation=None,
+        mask_channels=None, ratio_spread=0.0, **kwargs,
     ):
         super().__init__(*args, **kwargs)
         self.augmentation = augmentation
         self.mask_channels = mask_channels
-        self.min_crop = min_crop
         self.masking = masking
         self.mask_ratio = mask_ratio
         self.ratio_spread = ratio_spread
         self.mean_span = mean_span
         self.mask_seed = mask_seed
-        self.loss = loss
 
     def stream_seed(self) -> int:
         return self.mask_seed
@@ -223,17 +198,12 @@ class MaskedPretrainNet(SeededStepNet):
     def random_step(self, batch, generator, training, **fit_params):
         Xi, _ = unpack_data(batch)
         Xi = Xi.to(self.device, non_blocking=True)
-        members = getattr(self.module_, "n_members", 1)
-        if members > 1:  # an Ensemble: one copy of the batch, with its own draws, per member
-            Xi = Xi.repeat(members, *([1] * (Xi.ndim - 1)))
         if training and self.augmentation is not None:
             Xi = self.augmentation(Xi, generator)
-        if training and self.min_crop is not None:
-            Xi = random_crop(Xi, self.min_crop, generator)
         hidden = self.draw_mask(Xi, generator)
         y_pred = self.infer({"X": Xi, "hidden": hidden}, **fit_params)
         target, scored = self.module_.targets(Xi, hidden)
-        loss = masked_reconstruction_loss(y_pred, target, scored, self.loss)
+        loss = masked_reconstruction_loss(y_pred, target, scored)
         return loss, y_pred
 
 
@@ -373,14 +343,6 @@ class FineTuningNet(SeededStepNet):
     def stream_seed(self) -> int:
         return self.augment_seed
 
-    def get_loss(self, y_pred, y_true, X=None, training=False):
-        """The criterion; an ensemble's outputs ``(n, members, k)`` count per member."""
-        if y_pred.ndim == 3:
-            n, members, k = y_pred.shape
-            y_pred = y_pred.reshape(n * members, k)
-            y_true = y_true.to(y_pred.device).repeat_interleave(members, dim=0)
-        return super().get_loss(y_pred, y_true, X=X, training=training)
-
     def _mixup_alpha(self) -> float:
         return float(getattr(self, "mixup_alpha", 0.0) or 0.0)
 
@@ -397,30 +359,19 @@ class FineTuningNet(SeededStepNet):
 
     def random_step(self, batch, generator, training, **fit_params):
         Xi, yi = unpack_data(batch)
-        weight = features = None
-        if isinstance(Xi, dict):  # {"X": series, "sample_weight": weights, "features": ...}
-            Xi, weight, features = Xi["X"], Xi.get("sample_weight"), Xi.get("features")
+        weight = None
+        if isinstance(Xi, dict):  # {"X": series, "sample_weight": weights}
+            Xi, weight = Xi["X"], Xi.get("sample_weight")
         mixing = None
-        if training and features is not None:
-            if self.augmentation is not None or self._mixup_alpha() > 0:
-                # Fixed features computed once per fit: the views act on the tokens'
-                # features (the series' padding is unchanged by them, so ``Xi`` still
-                # says which tokens are padding).
-                Xi = Xi.to(self.device, non_blocking=True)
-                keep = self.module_.encoder.keep(~torch.isnan(Xi))
-                panel, mixing = self.views(
-                    token_panel(features.to(self.device, non_blocking=True), keep), generator)
-                features = panel_tokens(panel)
-        elif training:
+        if training:
             Xi, mixing = self.views(Xi.to(self.device, non_blocking=True), generator)
-        inputs = Xi if features is None else {"X": Xi, "features": features}
         exit_weight = float(getattr(self, "exit_loss_weight", 0.0) or 0.0)
         if exit_weight > 0:
             # The pooled states are computed as the block ends: under autocast too.
             with self.autocast(), record_layers(self.module_.encoder) as pooled:
-                y_pred = self.infer(inputs, **fit_params)
+                y_pred = self.infer(Xi, **fit_params)
         else:
-            y_pred = self.infer(inputs, **fit_params)
+            y_pred = self.infer(Xi, **fit_params)
         if mixing is not None:
             yi, weight = self._mixed_targets(yi, weight, *mixing, y_pred.shape[-1])
         loss = self.get_loss(y_pred, yi, X=Xi, training=training)
