@@ -7,7 +7,8 @@ be chosen on, whether a budget that grows with the training set pays: each probl
 split is read, see ``archive_budget.holdout``), the default classifier from scratch fits the
 70 % under each budget and is scored on the 30 %.
 
-Budgets (``--arms``): ``today`` is ``SPTClassifier(random_state=0)`` exactly; ``eN`` trains
+Budgets (``--arms``): ``today`` is 0.4's default, ``SPTClassifier(random_state=0)`` with its
+flat 2,000 steps (``schedule__steps=2000``: the same fit, bit for bit); ``eN`` trains
 at least ``N`` epochs (``max_epochs = max(today's epochs, N)``, capped at ``--max-steps``
 optimizer steps), so it differs from ``today`` only where ``N`` epochs are more than 2,000
 steps, i.e. on training sets of more than ``16 * 2000 / N`` series; ``eN-noaug`` is the same
@@ -56,8 +57,9 @@ def classifier(arm: str, n_fit: int, y_fit, max_steps: int):
     if m is None:
         raise ValueError(f"unknown arm {arm!r}: 'today', 'noaug', 'eN' or 'eN-noaug'")
     kw = {"augment": False} if arm.endswith("noaug") else {}
-    clf = SPTClassifier(random_state=0, device__threads=1, **kw)
-    steps = clf._planned_steps(n_fit, y=y_fit)  # today's fit
+    # today: 0.4's flat budget, 2,000 steps from scratch (an integer has no epoch floor)
+    clf = SPTClassifier(random_state=0, device__threads=1, schedule__steps=2000, **kw)
+    steps = clf._planned_steps(n_fit, y=y_fit)
     if m.group(1) is not None:
         per_epoch = clf._trainer().batches(n_fit, clf._seed(),
                                            clf._stratify(np.unique(y_fit, return_inverse=True)[1]))
