@@ -1,3 +1,3 @@
 """The package version, in one place (read by the build, the package and saved files)."""
 
-__version__ = "0.3.0"
+__version__ = "0.5.0"
