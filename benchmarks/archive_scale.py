@@ -12,8 +12,12 @@ flat 2,000 steps (``schedule__steps=2000``: the same fit, bit for bit); ``eN`` t
 at least ``N`` epochs (``max_epochs = max(today's epochs, N)``, capped at ``--max-steps``
 optimizer steps), so it differs from ``today`` only where ``N`` epochs are more than 2,000
 steps, i.e. on training sets of more than ``16 * 2000 / N`` series; ``eN-noaug`` is the same
-with ``augment=False``. Problems: every archive problem with at least ``--min-train``
-training series, none of the package's development or held-out sets. Rows go to
+with ``augment=False``. Self-pretraining at the new budget: ``spt`` is
+``SPTClassifier(random_state=0, pretrain_epochs="auto")`` as shipped, at the default's total
+steps (pretraining takes ``schedule__pretrain_share`` of them); ``eN+spt`` is ``eN``'s
+fine-tuning with that same pretraining added on top (the seeds' protocol: pretraining on top
+of a from-scratch budget that has converged). Problems: every archive problem with at least
+``--min-train`` training series, none of the package's development or held-out sets. Rows go to
 ``--output`` as they finish (cheapest first), so a stopped run resumes.
 
     python benchmarks/archive_scale.py --data-dir ucr2018 --output results/scale.csv \\
@@ -33,8 +37,9 @@ from pathlib import Path
 import numpy as np
 from archive_budget import holdout
 
-FIELDS = ["dataset", "arm", "n_fit", "epochs", "steps", "augment", "accuracy", "fit_s"]
-ARM = re.compile(r"(?:today|e(\d+))(-noaug)?|noaug")
+FIELDS = ["dataset", "arm", "n_fit", "epochs", "pretrain_epochs", "steps", "augment", "accuracy",
+          "fit_s"]
+ARM = re.compile(r"(?:today|e(\d+)|(spt))(-noaug)?(\+spt)?|noaug")
 
 
 def problems(data_dir: str, min_train: int, exclude=()) -> list[tuple[str, int]]:
@@ -54,9 +59,13 @@ def classifier(arm: str, n_fit: int, y_fit, max_steps: int):
     from sktspt import SPTClassifier
 
     m = ARM.fullmatch(arm)
-    if m is None:
-        raise ValueError(f"unknown arm {arm!r}: 'today', 'noaug', 'eN' or 'eN-noaug'")
-    kw = {"augment": False} if arm.endswith("noaug") else {}
+    if m is None or (m.group(2) and m.group(4)):
+        raise ValueError(f"unknown arm {arm!r}: 'today', 'noaug', 'eN', 'spt', with an optional "
+                         "'-noaug', and 'eN+spt'")
+    kw = {"augment": False} if m.group(3) or arm == "noaug" else {}
+    if m.group(2):  # SPT as shipped: the default budget, pretraining a share of its steps
+        clf = SPTClassifier(random_state=0, device__threads=1, pretrain_epochs="auto", **kw)
+        return clf, clf._planned_steps(n_fit, y=y_fit)
     # today: 0.4's flat budget, 2,000 steps from scratch (an integer has no epoch floor)
     clf = SPTClassifier(random_state=0, device__threads=1, schedule__steps=2000, **kw)
     steps = clf._planned_steps(n_fit, y=y_fit)
@@ -67,8 +76,13 @@ def classifier(arm: str, n_fit: int, y_fit, max_steps: int):
         epochs = max(today_epochs, min(int(m.group(1)), max(1, max_steps // per_epoch)))
         if epochs != today_epochs:
             clf.set_params(max_epochs=epochs)
-        steps = clf._planned_steps(n_fit, y=y_fit)
-    return clf, steps
+    if m.group(4):  # + the pretraining SPT as shipped does, on top of this fine-tuning
+        spt = SPTClassifier(random_state=0, pretrain_epochs="auto")
+        per_epoch = spt._trainer().batches(n_fit, spt._seed(),
+                                           spt._stratify(np.unique(y_fit, return_inverse=True)[1]))
+        clf.set_params(pretrain_epochs=spt._trainer().epochs(
+            "auto", n_fit, spt._seed(), steps=spt._auto_budget("pretrain", per_epoch)))
+    return clf, clf._planned_steps(n_fit, y=y_fit)
 
 
 def fit_score(name: str, arm: str, data_dir: str, max_steps: int) -> dict:
@@ -82,6 +96,7 @@ def fit_score(name: str, arm: str, data_dir: str, max_steps: int) -> dict:
     clf.fit(X_fit, y_fit)
     seconds = time.perf_counter() - t
     return {"dataset": name, "arm": arm, "n_fit": len(y_fit), "epochs": clf.max_epochs_,
+            "pretrain_epochs": clf.pretrain_epochs_,
             "steps": steps, "augment": clf.augment_ or "none",
             "accuracy": f"{np.mean(clf.predict(X_val) == y_val):.4f}",
             "fit_s": f"{seconds:.1f}"}
@@ -151,7 +166,8 @@ def main(argv=None) -> int:
         for name, _ in sorted(names, key=lambda t: t[1]):
             y_fit = holdout(name, args.data_dir)[2]
             clf = classifier(arm, len(y_fit), y_fit, args.max_steps)[0]
-            plans.setdefault((name, clf.max_epochs, clf.augment), []).append(arm)
+            plan = (name, clf.max_epochs, clf.pretrain_epochs, clf.augment)
+            plans.setdefault(plan, []).append(arm)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     with args.output.open("a", newline="") as f:
         writer = csv.DictWriter(f, FIELDS, restval="")
@@ -164,14 +180,14 @@ def main(argv=None) -> int:
                     done[row["dataset"], arm] = out = {**row, "arm": arm}
                     rows.append(out)
                     writer.writerow(out)
-                    print("\t".join(str(out[k]) for k in FIELDS), flush=True)
+                    print("\t".join(str(out.get(k, "")) for k in FIELDS), flush=True)
             f.flush()
 
         todo = []
-        for (name, epochs, augment), arms in plans.items():
+        for (name, epochs, pre, augment), arms in plans.items():
             fitted = [done[name, a] for a in arms if (name, a) in done]
             if not fitted and augment is False:  # the same fit where the screen chose none
-                twins = plans.get((name, epochs, "auto"), [])
+                twins = plans.get((name, epochs, pre, "auto"), [])
                 fitted = [done[name, a] for a in twins if (name, a) in done
                           and done[name, a].get("augment") == "none"]
             if fitted:

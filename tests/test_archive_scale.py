@@ -31,6 +31,23 @@ def test_an_epoch_floor_changes_only_fits_of_large_training_sets(scale):
         scale.classifier("e50x", len(y_large), y_large, 16000)
 
 
+def test_spt_arms_pretrain_within_the_default_steps_or_on_top_of_a_scratch_budget(scale):
+    from sktspt import SPTClassifier
+
+    y = np.repeat([0, 1], 1500)
+    spt, spt_steps = scale.classifier("spt", len(y), y, 16000)
+    assert spt.pretrain_epochs == "auto" and spt.augment == "auto"
+    default_steps = SPTClassifier(random_state=0)._planned_steps(len(y), y=y)
+    assert abs(spt_steps - default_steps) < 0.05 * default_steps  # equal, to whole epochs
+    scratch, scratch_steps = scale.classifier("e50", len(y), y, 16000)
+    on_top, on_top_steps = scale.classifier("e50+spt", len(y), y, 16000)
+    assert on_top.max_epochs == scratch.max_epochs == 50 and on_top.pretrain_epochs >= 1
+    assert scratch_steps < on_top_steps < 2 * scratch_steps
+    assert scale.classifier("spt-noaug", len(y), y, 16000)[0].augment is False
+    with pytest.raises(ValueError, match="unknown arm"):
+        scale.classifier("spt+spt", len(y), y, 16000)
+
+
 def test_one_fit_per_distinct_plan_and_a_stopped_run_resumes(scale, tmp_path, monkeypatch):
     data = _folder(tmp_path / "data", {"Aa": 2, "Bb": 2, "GunPoint": 2}, per_class=6)
     fits = []
