@@ -159,3 +159,31 @@ def test_the_default_row_is_the_classifier_exactly_as_shipped():
     clf = MODELS["default"].factory(cfg)
     # --epochs and --pretrain-epochs do not reach it: only the seed and --model-params
     assert clf.get_params() == SPTClassifier(random_state=3, d_model=32).get_params()
+
+
+def test_with_a_default_row_the_page_sets_it_against_each_method_and_names_far_losses(tmp_path):
+    from sktspt.benchmark.archive import CAUSES
+
+    published = read_published(_published(tmp_path))
+    results = _results()
+    default = results[results.model == "scratch"].assign(model="default")
+    results = pd.concat([results, default], ignore_index=True)
+    # far under the published ResNet on one dataset with a stated cause, one without
+    results.loc[(results.model == "default") & (results.dataset == "Alpha"), "accuracy"] = 0.1
+    results.loc[(results.model == "default") & (results.dataset == "Beta"), "accuracy"] = 0.2
+    CAUSES_before = dict(CAUSES)
+    CAUSES["Alpha"] = "a stated cause"
+    try:
+        text = archive_page(results, published, _facts(), "cmd",
+                            datetime.datetime(2026, 1, 1), 1.0,
+                            run_command=["first run", "second run"], wall_s=[3600, 1800])
+    finally:
+        CAUSES.clear()
+        CAUSES.update(CAUSES_before)
+    assert "## The default classifier against each method" in text
+    assert "default wins / draws / losses" in text and "Our 4 models" in text
+    assert "default − InceptionTime (points)" in text
+    assert "| Alpha | 0.100 |" in text and "a stated cause" in text
+    assert "| Beta | 0.200 |" in text and "not yet diagnosed" in text
+    assert "- Run: `first run`" in text and "- Run: `second run`" in text
+    assert "wall-clock 1.50 h" in text
