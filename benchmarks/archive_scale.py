@@ -12,7 +12,8 @@ flat 2,000 steps (``schedule__steps=2000``: the same fit, bit for bit); ``eN`` t
 at least ``N`` epochs (``max_epochs = max(today's epochs, N)``, capped at ``--max-steps``
 optimizer steps), so it differs from ``today`` only where ``N`` epochs are more than 2,000
 steps, i.e. on training sets of more than ``16 * 2000 / N`` series; ``eN-noaug`` is the same
-with ``augment=False``. Self-pretraining at the new budget: ``spt`` is
+with ``augment=False``, ``-nomix`` with ``mixup=0`` (and ``noaug``, ``nomix`` today's
+fit with them). Self-pretraining at the new budget: ``spt`` is
 ``SPTClassifier(random_state=0, pretrain_epochs="auto")`` as shipped, at the default's total
 steps (pretraining takes ``schedule__pretrain_share`` of them); ``eN+spt`` is ``eN``'s
 fine-tuning with that same pretraining added on top (the seeds' protocol: pretraining on top
@@ -39,7 +40,9 @@ from archive_budget import holdout
 
 FIELDS = ["dataset", "arm", "n_fit", "epochs", "pretrain_epochs", "steps", "augment", "accuracy",
           "fit_s"]
-ARM = re.compile(r"(?:today|e(\d+)|(spt))(-noaug)?(\+spt)?|noaug")
+ARM = re.compile(r"(?:today|e(\d+)|(spt))((?:-noaug|-nomix)*)(\+spt)?|noaug|nomix")
+#: What an arm's suffix turns off.
+OFF = {"noaug": {"augment": False}, "nomix": {"mixup": 0}}
 
 
 def problems(data_dir: str, min_train: int, exclude=()) -> list[tuple[str, int]]:
@@ -60,9 +63,11 @@ def classifier(arm: str, n_fit: int, y_fit, max_steps: int):
 
     m = ARM.fullmatch(arm)
     if m is None or (m.group(2) and m.group(4)):
-        raise ValueError(f"unknown arm {arm!r}: 'today', 'noaug', 'eN', 'spt', with an optional "
-                         "'-noaug', and 'eN+spt'")
-    kw = {"augment": False} if m.group(3) or arm == "noaug" else {}
+        raise ValueError(f"unknown arm {arm!r}: 'today', 'eN' or 'spt', each with optional "
+                         "'-noaug' and '-nomix', 'noaug', 'nomix', and 'eN+spt'")
+    kw = {}
+    for flag in re.findall(r"noaug|nomix", arm.split("+")[0]):
+        kw.update(OFF[flag])
     if m.group(2):  # SPT as shipped: the default budget, pretraining a share of its steps
         clf = SPTClassifier(random_state=0, device__threads=1, pretrain_epochs="auto", **kw)
         return clf, clf._planned_steps(n_fit, y=y_fit)
@@ -166,7 +171,7 @@ def main(argv=None) -> int:
         for name, _ in sorted(names, key=lambda t: t[1]):
             y_fit = holdout(name, args.data_dir)[2]
             clf = classifier(arm, len(y_fit), y_fit, args.max_steps)[0]
-            plan = (name, clf.max_epochs, clf.pretrain_epochs, clf.augment)
+            plan = (name, clf.max_epochs, clf.pretrain_epochs, clf.augment, clf.mixup)
             plans.setdefault(plan, []).append(arm)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     with args.output.open("a", newline="") as f:
@@ -184,10 +189,10 @@ def main(argv=None) -> int:
             f.flush()
 
         todo = []
-        for (name, epochs, pre, augment), arms in plans.items():
+        for (name, epochs, pre, augment, mix), arms in plans.items():
             fitted = [done[name, a] for a in arms if (name, a) in done]
             if not fitted and augment is False:  # the same fit where the screen chose none
-                twins = plans.get((name, epochs, pre, "auto"), [])
+                twins = plans.get((name, epochs, pre, "auto", mix), [])
                 fitted = [done[name, a] for a in twins if (name, a) in done
                           and done[name, a].get("augment") == "none"]
             if fitted:

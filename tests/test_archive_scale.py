@@ -44,6 +44,9 @@ def test_spt_arms_pretrain_within_the_default_steps_or_on_top_of_a_scratch_budge
     assert on_top.max_epochs == scratch.max_epochs == 50 and on_top.pretrain_epochs >= 1
     assert scratch_steps < on_top_steps < 2 * scratch_steps
     assert scale.classifier("spt-noaug", len(y), y, 16000)[0].augment is False
+    both = scale.classifier("e50-noaug-nomix", len(y), y, 16000)[0]
+    assert both.augment is False and both.mixup == 0 and both.max_epochs == 50
+    assert scale.classifier("nomix", len(y), y, 16000)[0].get_params()["mixup"] == 0
     with pytest.raises(ValueError, match="unknown arm"):
         scale.classifier("spt+spt", len(y), y, 16000)
 
