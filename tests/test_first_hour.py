@@ -1,5 +1,10 @@
 """Frictions of a first hour with the package (issue 83): messages a newcomer meets first."""
 
+import ast
+import runpy
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 from conftest import TINY_NET, make_panel
@@ -32,3 +37,29 @@ def test_a_channel_count_of_one_is_singular():
         SPTClassifier(pretrainer=pre, **FIT).fit(np.concatenate([X, X], axis=1), y)
     with pytest.raises(ValueError, match="X_unlabeled has 2 channels, but X has 1"):
         SPTClassifier(**FIT).fit(X, y, X_unlabeled=np.concatenate([X, X], axis=1))
+
+
+EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples").glob("*.py"))
+
+
+@pytest.mark.parametrize("script", EXAMPLES, ids=lambda p: p.name)
+def test_examples_import_only_public_names(script):
+    private = []
+    for node in ast.walk(ast.parse(script.read_text())):
+        names = ([node.module or ""] + [a.name for a in node.names]
+                 if isinstance(node, ast.ImportFrom) else
+                 [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+        if names[:1] == ["__future__"]:
+            continue
+        if any(part.startswith("_") for name in names for part in name.split(".")):
+            private.append(ast.unparse(node))
+    assert not private, f"{script.name} imports private names: {private}"
+
+
+def test_quickstart_runs_with_the_package_default_budget_or_a_given_one(monkeypatch, capsys):
+    script = next(p for p in EXAMPLES if p.name == "quickstart.py")
+    monkeypatch.setattr(sys, "argv", [str(script), "--dataset", "ItalyPowerDemand",
+                                      "--seeds", "0", "--steps", "20"])
+    runpy.run_path(str(script), run_name="__main__")
+    out = capsys.readouterr().out
+    assert "SPT" in out and "scratch" in out and "accuracy" in out
