@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import ast
 import os
+import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +22,7 @@ from .datasets import (
     local_problems,
 )
 from .models import DEFAULT_MODELS, registry
+from .zips import PASSWORD_ENV
 
 __all__ = ["DEFAULT_OUTPUT", "FULL_SEEDS", "Options", "QUICK", "QUICK_OUTPUT",
            "QUICK_REGRESSION", "build_parser", "resolve_options"]
@@ -160,6 +162,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="the seeds: --seed-list 5 runs seed 5 alone")
     add("--data-dir", type=Path, metavar="DIR",
         help="an archive as downloaded: its zip or folder")
+    add("--zip-password", metavar="PW",
+        help="of an encrypted zip (default: UCR's 'someone')")
     add("--n-jobs", type=int, default=1, metavar="N",
         help="parallel fits (-1: all cores; default 1)")
     add("--output", type=Path, metavar="DIR",
@@ -219,8 +223,13 @@ def resolve_options(args: argparse.Namespace, parser: argparse.ArgumentParser) -
     quick = ((QUICK_REGRESSION if task_arg == "regression" else QUICK) if args.quick else {})
     data_dir = None if args.data_dir is None else str(args.data_dir)
     try:
-        if data_dir is not None and not Path(data_dir).is_dir():
-            raise argparse.ArgumentTypeError(f"--data-dir {data_dir} is not a folder.")
+        if data_dir is not None and not (Path(data_dir).is_dir()
+                                         or zipfile.is_zipfile(data_dir)):
+            raise argparse.ArgumentTypeError(
+                f"--data-dir {data_dir} is neither a folder nor a zip file (an archive as "
+                "downloaded, e.g. UCRArchive_2018.zip, or its unpacked folder).")
+        if getattr(args, "zip_password", None):  # read where a problem is extracted
+            os.environ[PASSWORD_ENV] = args.zip_password
         default_sets = TSER_DATASETS if task_arg == "regression" else DATASETS
         datasets = _names(args.datasets) or list(quick.get("datasets", default_sets))
         try:
