@@ -17,7 +17,8 @@ from sktspt.benchmark.zips import PASSWORD_ENV, zip_problems
 @pytest.fixture(autouse=True)
 def cache(tmp_path, monkeypatch):
     monkeypatch.setenv("SKTSPT_DATA_CACHE", str(tmp_path / "cache"))
-    monkeypatch.delenv(PASSWORD_ENV, raising=False)
+    # recorded, so that teardown also removes what --zip-password sets; empty is no password
+    monkeypatch.setenv(PASSWORD_ENV, "")
     load_dataset.cache_clear()
     return tmp_path / "cache"
 
