@@ -19,7 +19,6 @@ import time
 import numpy as np
 
 from sktspt import SPTClassifier
-from sktspt._routed import PHASE_STEPS
 from sktspt.benchmark import load_dataset
 
 
@@ -28,18 +27,21 @@ def main() -> None:
     parser.add_argument("--dataset", default="GunPoint")
     parser.add_argument("--data-dir", default=None)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--steps", type=int, default=PHASE_STEPS,
-                        help="optimizer steps per phase on average (schedule__steps): SPT "
-                             "splits twice this by schedule__pretrain_share, scratch "
-                             "fine-tunes for all of it")
+    parser.add_argument("--steps", type=int, default=None,
+                        help="optimizer steps per phase on average (schedule__steps; default "
+                             "the package's, 'auto'): SPT splits twice this by "
+                             "schedule__pretrain_share, scratch fine-tunes for all of it")
     args = parser.parse_args()
 
     X_train, y_train, X_test, y_test, _ = load_dataset(args.dataset, args.data_dir)
     print(f"{args.dataset}: {len(X_train)} training and {len(X_test)} test series")
 
+    # schedule__steps="auto" already gives a fit from scratch both phases' steps
+    steps = "auto" if args.steps is None else args.steps
     models = {
-        "SPT": dict(pretrain_epochs="auto", schedule__steps=args.steps),
-        "scratch": dict(pretrain_epochs=0, schedule__steps=2 * args.steps),
+        "SPT": dict(pretrain_epochs="auto", schedule__steps=steps),
+        "scratch": dict(pretrain_epochs=0,
+                        schedule__steps="auto" if args.steps is None else 2 * args.steps),
     }
     for name, params in models.items():
         scores, seconds = [], []

@@ -35,7 +35,7 @@ from ._params import EPOCHS, Number, boolean, estimator_or_none
 from ._routed import PHASE_STEPS
 from ._start import warn_overridden, warn_unused_pretraining
 from .augment import resolve_mixup
-from .data import check_panel
+from .data import channel_count, check_panel
 from .loaders import net_input, stack_panels
 from .nn.panel_fit import fit_to_panel
 from .precision import autocast_dtype
@@ -297,8 +297,8 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
                        "series: fit one model per channel, or pretrain an SPTPretrainer on "
                        "these series." if isinstance(self.pretrainer, str) else "")
             raise ValueError(
-                f"X has {info.n_channels} channels, but the pretrainer was fitted on "
-                f"{self.n_channels_} channels.{shipped}"
+                f"X has {channel_count(info.n_channels)}, but the pretrainer was fitted on "
+                f"{channel_count(self.n_channels_)}.{shipped}"
             )
         # X must be input the pretrainer's network takes (its length, for an equal-length
         # pretrainer; within its learned positions), or predict would refuse the very
@@ -315,7 +315,7 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         U, info = check_panel(X_unlabeled, name="X_unlabeled")
         if info.n_channels != self.n_channels_:
             raise ValueError(
-                f"X_unlabeled has {info.n_channels} channels, but X has {self.n_channels_}."
+                f"X_unlabeled has {channel_count(info.n_channels)}, but X has {self.n_channels_}."
             )
         tokens = math.ceil(info.n_timepoints / self.patch_size_)
         if (self.input_spec_.resample_length is None and tokens > self.max_tokens_

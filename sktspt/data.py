@@ -108,8 +108,8 @@ class InputSpec:
         X, info = check_panel(X)
         if info.n_channels != self.n_channels:
             raise ValueError(
-                f"X has {info.n_channels} channels, but {name} was fitted on "
-                f"{self.n_channels} channels."
+                f"X has {channel_count(info.n_channels)}, but {name} was fitted on "
+                f"{channel_count(self.n_channels)}."
             )
         if self.resample_length is not None:  # any length: every series is resampled
             _check_resamplable(info, self.resample_length)
@@ -396,6 +396,11 @@ def warn_if_transposed(info: PanelInfo, name: str = "X") -> None:
         )
 
 
+def channel_count(n: int) -> str:
+    """``"1 channel"``, ``"3 channels"``: a channel count for a message."""
+    return f"{n} channel{'' if n == 1 else 's'}"
+
+
 def check_labels(y, n_instances: int) -> np.ndarray:
     """Validate classification targets: 1D, finite, same length as ``X``."""
     from sklearn.utils.multiclass import check_classification_targets
@@ -405,15 +410,24 @@ def check_labels(y, n_instances: int) -> np.ndarray:
         raise ValueError(
             "This classifier requires y to be passed, but the target y is None."
         )
+    values = np.asarray(y)
+    if values.dtype.kind == "f":
+        missing = np.flatnonzero(np.isnan(values.ravel())).tolist()
+    elif values.dtype == object:
+        missing = [i for i, v in enumerate(values.ravel())
+                   if v is None or (isinstance(v, float) and v != v)]
+    else:
+        missing = []
+    if missing:
+        raise ValueError(
+            f"y has no label (None or NaN) for {len(missing)} series, at position(s) "
+            f"{missing[:10]}: class labels must not be NaN. Mark a series without a label "
+            "with -1 (scikit-learn's semi-supervised convention; sktspt pretrains on it), or "
+            "pass such series in X_unlabeled."
+        )
     y = check_array(y, ensure_2d=False, dtype=None, input_name="y")
     y = column_or_1d(y, warn=True)
     if y.dtype == object:
-        missing = [i for i, v in enumerate(y) if v is None or (isinstance(v, float) and v != v)]
-        if missing:
-            raise ValueError(
-                f"y has no label (None or NaN) for {len(missing)} series, at position(s) "
-                f"{missing[:10]}: every training series needs a class label."
-            )
         kinds = sorted({type(v).__name__ for v in y})
         try:
             np.unique(y)

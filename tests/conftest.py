@@ -26,6 +26,7 @@ SLOW_FILES = frozenset({
     "test_load_memory_caps.py", "test_cost_script.py", "test_compress_script.py",
     "test_ridge_probe_script.py", "test_rotation_probe_script.py",
     "test_sweep_script.py", "test_tune_script.py", "test_extremes_probe.py",
+    "test_recipes.py",
 })
 SLOW_TESTS = frozenset({
     "test_estimators.py::test_defaults_hold_at_the_archive_extremes",

@@ -296,7 +296,7 @@ def test_bad_input_after_fit_has_a_clear_message(fitted, case, method):
 
 
 def test_bad_unlabeled_input_has_a_clear_message():
-    with pytest.raises(ValueError, match="X_unlabeled has 1 channels") as info:
+    with pytest.raises(ValueError, match="X_unlabeled has 1 channel, but") as info:
         SPTClassifier(**TINY).fit(X12, Y12, X_unlabeled=X12[:, :1])
     assert_clean(info.value)
     with pytest.raises(ValueError, match="X_unlabeled contains infinity"):

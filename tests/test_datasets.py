@@ -144,7 +144,8 @@ def test_cli_runs_a_heldout_dataset_offline(tmp_path, offline):
     [
         (["--datasets", "Beef"], "pass --data-dir"),
         (["--datasets", "Nope"], "unknown dataset"),
-        (["--datasets", "GunPoint", "--data-dir", "/no/such/folder"], "is not a folder"),
+        (["--datasets", "GunPoint", "--data-dir", "/no/such/folder"],
+         "is neither a folder nor a zip file"),
     ],
 )
 def test_cli_dataset_errors_are_clear(argv, message, offline, capsys):

@@ -42,7 +42,7 @@ def test_a_refit_refused_on_x_unlabeled_channels_still_saves_and_loads(data, tmp
     X, y = data
     clf = SPTClassifier(**FAST).fit(X, y)
     before = clf.predict_proba(X)
-    with pytest.raises(ValueError, match="X_unlabeled has 1 channels"):
+    with pytest.raises(ValueError, match="X_unlabeled has 1 channel, but"):
         clf.fit(X[:, :, :12], y, X_unlabeled=X[:, :1])
     clf.save(tmp_path / "m.sktspt")
     np.testing.assert_array_equal(load(tmp_path / "m.sktspt").predict_proba(X), before)
@@ -123,7 +123,7 @@ def test_a_checkpoint_folder_without_its_fingerprint_is_refused(data, tmp_path):
 def test_a_fit_refused_after_claiming_checkpoint_dir_releases_it(data, tmp_path):
     X, y = data
     clf = SPTClassifier(callbacks__checkpoint_dir=tmp_path, **FAST)
-    with pytest.raises(ValueError, match="X_unlabeled has 1 channels"):
+    with pytest.raises(ValueError, match="X_unlabeled has 1 channel, but"):
         clf.fit(X, y, X_unlabeled=X[:, :1])
     assert "_run_lock" not in vars(clf)
     # not "in use by another fit"

