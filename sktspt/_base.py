@@ -67,7 +67,7 @@ def all_or_nothing(method):
 
     Fit builds its fitted state on the estimator as it goes; on any exception (a
     validation error, a failure during training, an interrupt) every attribute is put
-    back as it was (the previous fitted state, or none) and ``callbacks__checkpoint_dir``
+    back as it was (the previous fitted state, or none) and ``checkpoint_dir``
     is released. The folder's lock is released on every exit path.
     """
 
@@ -121,7 +121,7 @@ class SPTBase(RoutedParams, BaseEstimator):
         "masking__ratio_spread", "masking__mean_span", "masking__channels",
         "pretrain_objective__sigreg_lambda", "schedule__steps", "schedule__warmup",
         "schedule__patience", "optimizer__weight_decay", "device__threads",
-        "device__precision", "callbacks__checkpoint_dir",
+        "device__precision",
     )
 
     #: The constraint of each parameter both estimators take; subclasses merge in theirs.
@@ -212,6 +212,13 @@ class SPTBase(RoutedParams, BaseEstimator):
                 if name in holder and not _unset(holder.pop(name), default):
                     raise TypeError(f"This pickle sets {name}; {removed_message(type(self), name)}"
                                     " Unpickle it with sktspt 0.4 or earlier.")
+        # Pickles of 0.4 hold checkpoint_dir and pretrain__callbacks as callbacks__ settings.
+        explicit = self._get_param_names()
+        for old, new in REMOVED.items():
+            if new in explicit:
+                state.setdefault(new, values.pop(old, None))
+            elif old in values and new in self._routed:
+                values.setdefault(new, values.pop(old))
         state["_routed_values"] = values
         super().__setstate__(state)
 
@@ -266,7 +273,7 @@ class SPTBase(RoutedParams, BaseEstimator):
         state is restored intact. With ``threads`` the section holds the fit's torch
         thread count (:meth:`_thread_count`); building a net whose weights are then
         loaded does not need one. Leaving the section also releases
-        ``callbacks__checkpoint_dir``.
+        ``checkpoint_dir``.
         """
         try:
             with THREADS.hold(self._thread_count() if threads else None), SEEDED_LOCK, \
@@ -317,13 +324,13 @@ class SPTBase(RoutedParams, BaseEstimator):
             auto_min_batches=self._auto_min_batches,
             validation_fraction=s["validation_fraction"], patience=s["schedule__patience"],
             verbose=s["verbose"], device=resolve_device(s["device"]),
-            precision=s["device__precision"], checkpoint_dir=s["callbacks__checkpoint_dir"],
+            precision=s["device__precision"], checkpoint_dir=s["checkpoint_dir"],
             lighthouse=lighthouse(s), lighthouse_recovery=float(s["attention__recovery"]),
             input_spec=self.__dict__.get("input_spec_"), owner=type(self).__name__,
         )
 
     def _resume_seed(self, seed: int, *arrays) -> int:
-        """With ``callbacks__checkpoint_dir``: claim it for this fit and return the seed to use.
+        """With ``checkpoint_dir``: claim it for this fit and return the seed to use.
 
         Takes an exclusive lock on the folder (held until the seeded section of the fit
         ends) and checks the fingerprint of everything that shapes the result (parameters,
@@ -331,7 +338,7 @@ class SPTBase(RoutedParams, BaseEstimator):
         fit that wrote it.
         """
         self._release_run()
-        directory = self._settings()["callbacks__checkpoint_dir"]
+        directory = self._settings()["checkpoint_dir"]
         if directory is None:
             return seed
         arrays = [a if a is None or isinstance(a, np.ndarray) else check_panel(a)[0]

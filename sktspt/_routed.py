@@ -31,7 +31,6 @@ from ._params import (
     callbacks_or_none,
     channels,
     n_threads,
-    path_or_none,
     precision,
 )
 from ._params import (
@@ -77,7 +76,7 @@ GROUPS: dict[str, str] = {
     "mixup": "how mixup mixes",
     "early_exit": "LEAP's exit-aware loss and exit rule",
     "device": "threads and numeric precision",
-    "callbacks": "skorch callbacks of pretraining, and checkpoints",
+    "pretrain": "the pretraining net: its own skorch ``NeuralNet`` arguments",
 }
 
 _S = Setting
@@ -191,16 +190,8 @@ losses and SIGReg in float32, weights always float32; on CUDA, TF32 matmuls
 unless ``"float32"``. ``"auto"``: bfloat16 on a CUDA GPU that supports it,
 float32 elsewhere (on CPU). Can be changed after fitting: prediction uses the
 current value, and falls back to float32 where the device cannot run it."""),
-    "callbacks__pretrain": _S(None, callbacks_or_none, "list or None", """
-Extra skorch callbacks for pretraining (``callbacks`` act on fine-tuning only)."""),
-    "callbacks__checkpoint_dir": _S(None, path_or_none, "str, path or None", """
-Folder for resumable checkpoints (one per epoch, in each phase), as skorch's
-``Checkpoint(dirname=...)``. When set, a ``fit`` that was interrupted (Ctrl-C, a
-killed process) resumes from its last checkpoint when called again with the same data
-and parameters, losing at most the epoch in progress; a finished fit is reloaded, not
-retrained. Use one folder per fit: a folder written by a different fit raises
-``ValueError`` (so leave it None under sktime's ``evaluate`` and benchmarks, which fit
-clones repeatedly). None writes nothing."""),
+    "pretrain__callbacks": _S(None, callbacks_or_none, "list or None", """
+Extra skorch callbacks of the pretraining net (``callbacks`` act on fine-tuning only)."""),
 }
 
 del _S

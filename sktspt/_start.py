@@ -48,7 +48,7 @@ def warn_overridden(est, pre) -> None:
 PRETRAINING_SETTINGS = (
     "masking", "masking__ratio", "masking__ratio_spread", "masking__mean_span",
     "masking__channels", "pretrain_objective", "pretrain_objective__sigreg_lambda",
-    "schedule__pretrain_share", "callbacks__pretrain",
+    "schedule__pretrain_share", "pretrain__callbacks",
 )
 
 

@@ -70,7 +70,7 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
     }
     #: The routed settings every supervised task takes (:data:`sktspt._routed.ROUTED`).
     _routed = (*SPTBase._routed, "schedule__pretrain_share", "mixup__kind",
-               "callbacks__pretrain")
+               "pretrain__callbacks")
 
     # --- hooks of the task ------------------------------------------------------------
     def _fit_targets(self, y, n: int) -> np.ndarray:
@@ -153,7 +153,7 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
                     self.pretrain_epochs, len(pre_X), seed,
                     steps=self._auto_budget("pretrain", per_epoch))
                 pre_net = self._pretrain(trainer, pre_X, self.pretrain_epochs_, seed,
-                                         s["callbacks__pretrain"])
+                                         s["pretrain__callbacks"])
                 encoder_state = pre_net.module_.encoder.state_dict()
                 self.pretrain_history_ = pre_net.history
             self.max_epochs_ = trainer.epochs(self.max_epochs, len(Xp), seed,
