@@ -7,6 +7,7 @@ import threading
 import warnings
 from contextlib import contextmanager
 from functools import wraps
+from types import MappingProxyType
 
 import numpy as np
 import torch
@@ -40,57 +41,49 @@ def rng_devices() -> list[int]:
     return list(range(torch.cuda.device_count())) if torch.cuda.is_available() else []
 
 
-def with_threads(method):
-    """Run ``method`` holding torch's thread count for the estimator, then restore it.
+def estimator_call(method):
+    """Run a public method of an estimator in its one context; for ``fit``, all or nothing.
 
-    ``device__threads=<int>`` holds that count for the whole call; None holds the
-    package's choice for the fitted model's size (:meth:`SPTBase._thread_count`), which
-    ``fit`` knows once it has read the data (its seeded section holds it from there).
-    The count is held through :data:`sktspt._concurrency.THREADS`, so calls in other
-    threads never change it midway. On CUDA, TF32 matmuls are allowed for the call
-    unless ``device__precision="float32"`` (:func:`sktspt.precision.matmul_precision`).
+    Torch's thread count is held for the call (:data:`sktspt._concurrency.THREADS`, so
+    calls in other threads never change it midway): ``device__threads=<int>`` for the
+    whole call; None the package's choice for the fitted model's size
+    (:meth:`SPTBase._thread_count`), which ``fit`` knows once it has read the data (its
+    seeded section holds it from there). On CUDA, TF32 matmuls are allowed unless
+    ``device__precision="float32"`` (:func:`sktspt.precision.matmul_precision`).
+
+    ``fit`` resolves and validates every parameter and setting once, before anything
+    else, into one read-only mapping that the whole fit reads (:meth:`SPTBase._settings`).
+    On any exception (a validation error, a failure during training, an interrupt) every
+    attribute is put back as it was (the previous fitted state, or none); the lock of
+    ``checkpoint_dir`` is released on every exit path.
     """
+    fit = method.__name__ == "fit"
 
     @wraps(method)
     def wrapper(self, *args, **kwargs):
-        threads = self._settings()["device__threads"]
-        ROUTED["device__threads"].check("device__threads", threads)
-        fitting = method.__name__ == "fit" and threads is None
-        with THREADS.hold(None if fitting else self._thread_count()):
-            return _with_matmul_precision(self, method, args, kwargs)
-
-    return wrapper
-
-
-def all_or_nothing(method):
-    """Run ``fit`` so that a failure leaves the estimator exactly as it was before the call.
-
-    Fit builds its fitted state on the estimator as it goes; on any exception (a
-    validation error, a failure during training, an interrupt) every attribute is put
-    back as it was (the previous fitted state, or none) and ``checkpoint_dir``
-    is released. The folder's lock is released on every exit path.
-    """
-
-    @wraps(method)
-    def wrapper(self, *args, **kwargs):
-        saved = dict(self.__dict__)
+        s = self._settings()
+        ROUTED["device__threads"].check("device__threads", s["device__threads"])
+        threads = None if fit and s["device__threads"] is None else self._thread_count()
+        saved = dict(self.__dict__) if fit else None
         try:
-            return method(self, *args, **kwargs)
+            with THREADS.hold(threads), matmul_precision(s["device__precision"],
+                                                         resolve_device(s["device"])):
+                if fit:
+                    self._check_params()
+                    self.__dict__["_fit_settings"] = MappingProxyType(self._settings())
+                return method(self, *args, **kwargs)
         except BaseException:
-            self._release_run()
-            self.__dict__.clear()
-            self.__dict__.update(saved)
+            if fit:
+                self._release_run()
+                self.__dict__.clear()
+                self.__dict__.update(saved)
             raise
         finally:
-            self._release_run()
+            if fit:
+                self._release_run()
+                self.__dict__.pop("_fit_settings", None)
 
     return wrapper
-
-
-def _with_matmul_precision(self, method, args, kwargs):
-    s = self._settings()
-    with matmul_precision(s["device__precision"], resolve_device(s["device"])):
-        return method(self, *args, **kwargs)
 
 
 def _unset(value, default) -> bool:
@@ -154,7 +147,6 @@ class SPTBase(RoutedParams, BaseEstimator):
 
     def _fit_input(self, X) -> tuple[np.ndarray, PanelInfo]:
         """Validate training data and fix what fit learns about it (``input_spec_``)."""
-        self._check_params()
         X, info = check_panel(X)
         warn_if_transposed(info)
         if info.ndim == 2:

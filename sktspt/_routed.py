@@ -275,7 +275,11 @@ class RoutedParams:
 
     def _settings(self) -> dict:
         """Every parameter and setting as this estimator uses it: the explicit parameters
-        as set, each routed setting as given or its default."""
+        as set, each routed setting as given or its default. Inside ``fit``, the read-only
+        mapping that fit resolved and validated at its start
+        (:func:`sktspt._base.estimator_call`)."""
+        if (frozen := self.__dict__.get("_fit_settings")) is not None:
+            return frozen
         settings = {n: getattr(self, n) for n, p in _init_parameters(type(self)).items()
                     if p.kind is not p.VAR_KEYWORD}
         values = self._values

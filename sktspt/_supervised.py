@@ -27,8 +27,7 @@ from ._base import (
     EmbeddingTransformerMixin,
     SPTBase,
     _architecture,
-    all_or_nothing,
-    with_threads,
+    estimator_call,
 )
 from ._concurrency import settle_eval
 from ._params import EPOCHS, Number, boolean, estimator_or_none
@@ -98,8 +97,7 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         raise NotImplementedError
 
     # --- fit --------------------------------------------------------------------------
-    @with_threads
-    @all_or_nothing
+    @estimator_call
     def fit(self, X, y, X_unlabeled=None, sample_weight=None):
         """Self-pretrain on ``X`` (and ``X_unlabeled``), then fine-tune on ``(X, y)``.
 
@@ -122,7 +120,6 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         self
             The fitted estimator.
         """
-        self._check_params()  # every parameter, also for a warm start or a given pretrainer
         s = self._settings()
         if self.warm_start and hasattr(self, "net_"):
             return self._continue(X, y, sample_weight)
@@ -378,7 +375,7 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         return self
 
     # --- outputs ------------------------------------------------------------------------
-    @with_threads
+    @estimator_call
     def transform(self, X) -> np.ndarray:
         """Pooled embeddings ``(n_instances, d_model)`` from the fine-tuned encoder."""
         check_is_fitted(self, "net_")

@@ -9,7 +9,7 @@ from sklearn.preprocessing import LabelEncoder
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import with_threads
+from ._base import estimator_call
 from ._param_docs import document_parameters
 from ._param_hints import ParameterHints
 from ._params import Number, class_weight_or_none
@@ -273,7 +273,7 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
         return self._label_encoder.transform(y).astype(np.int64)
 
     # --- predict ----------------------------------------------------------------------
-    @with_threads
+    @estimator_call
     def predict_proba(self, X) -> np.ndarray:
         """Class probabilities ``(n_instances, n_classes)``, columns ordered as ``classes_``."""
         check_is_fitted(self, "net_")
@@ -329,7 +329,7 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
                              "(unlabelled).")
         return super().score(X, y, sample_weight=sample_weight)
 
-    @with_threads
+    @estimator_call
     def transform(self, X) -> np.ndarray:
         """Pooled embeddings ``(n_instances, d_model)`` from the fine-tuned encoder."""
         check_is_fitted(self, "net_")
@@ -337,7 +337,7 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
             return self._early_exit(X)[1].astype(np.float32)
         return self._embed(self.net_.module_, self._input(X))
 
-    @with_threads
+    @estimator_call
     def exit_layers(self, X) -> np.ndarray:
         """Layer (1-based) at which each series leaves the encoder under ``early_exit``.
 

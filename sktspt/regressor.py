@@ -7,7 +7,7 @@ import torch
 from sklearn.base import RegressorMixin
 from sklearn.utils.validation import check_array, check_is_fitted
 
-from ._base import with_threads
+from ._base import estimator_call
 from ._param_docs import REGRESSOR_DOCS, document_parameters
 from ._param_hints import ParameterHints
 from ._params import REGRESSION_LOSSES, Options, show
@@ -288,7 +288,7 @@ class SPTRegressor(ParameterHints, RegressorMixin, SupervisedSPT):
         )
 
     # --- predict ----------------------------------------------------------------------
-    @with_threads
+    @estimator_call
     def predict(self, X) -> np.ndarray:
         """Predicted targets in their own units: ``(n_instances,)`` for one output, else
         ``(n_instances, n_outputs_)``."""
