@@ -9,7 +9,7 @@ only what is its own, through these hooks:
 - :meth:`SupervisedSPT._fit_targets` and :meth:`SupervisedSPT._continue_targets`: the
   targets as the network trains on them (class indices, standardised values), fixing
   what fit learns about them;
-- :meth:`SupervisedSPT._finetune_net`: the fine-tuning net, its head and its loss;
+- :meth:`SupervisedSPT._task_net`: the fine-tuning net's class, its head and its loss;
 - :meth:`SupervisedSPT._stratify`: the targets a validation split is stratified on, if any;
 - :meth:`SupervisedSPT._choose_augment`: what ``augment="auto"`` means for the task;
 - the output methods (``predict_proba``, ``predict``).
@@ -88,12 +88,8 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         """``augment`` for fine-tuning; ``"auto"`` is no augmentation unless a task decides."""
         return False if self.augment == "auto" else self.augment
 
-    def _finetune_net(
-        self, trainer, n: int, y_enc: np.ndarray | None, seed: int, epochs: int,
-        phase: str | None, weighted: bool,
-    ) -> FineTuningNet:
-        """The fine-tuning net, not initialised (arguments as for
-        :meth:`SPTBase._pretrain_net`; ``weighted``: per-series losses for sample weights)."""
+    def _task_net(self) -> tuple[type[FineTuningNet], dict]:
+        """The task's fine-tuning net class and its head and loss (skorch arguments)."""
         raise NotImplementedError
 
     # --- fit --------------------------------------------------------------------------
@@ -325,15 +321,25 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
             )
         return self._prepare(U)
 
-    def _fine_tuning_kwargs(self, seed: int, exit_loss_weight: float = 0.0) -> dict:
-        """The fine-tuning net's settings every task shares: augmentation and its stream,
-        mixup and the LEAP exit loss (``exit_loss_weight``, for a task that has it)."""
-        return dict(
+    def _finetune_net(
+        self, trainer, n: int, y_enc: np.ndarray | None, seed: int, epochs: int,
+        phase: str | None, weighted: bool,
+    ) -> FineTuningNet:
+        """The fine-tuning net, not initialised: the task's head and loss (:meth:`_task_net`),
+        augmentation and its stream, mixup, and the training loop's settings (arguments as
+        for :meth:`SPTBase._pretrain_net`; ``weighted``: per-series losses, weighted in
+        :meth:`FineTuningNet.random_step`, for sample weights)."""
+        net_cls, task = self._task_net()
+        stratify = None if y_enc is None else self._stratify(y_enc)
+        return net_cls(
+            **task,
             augmentation=self._augmentation(),
             augment_seed=seed + 2,  # pretraining's mask streams use seed and seed + 1
-            exit_loss_weight=float(exit_loss_weight),
             mixup_alpha=self._mixup_alpha(),
             mixup_kind=self._mixup_kind(),
+            **({"criterion__reduction": "none"} if weighted else {}),
+            **trainer.net_kwargs(n, epochs, seed, stratify, self.callbacks, phase),
+            **{f"module__{k}": v for k, v in self.encoder_kwargs_.items()},
         )
 
     def _mixup_alpha(self) -> float:

@@ -245,23 +245,14 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
         return super()._sample_weights(sample_weight, y_enc, factor,
                                        "The sample weights (times class_weight)")
 
-    def _finetune_net(
-        self, trainer, n: int, y_enc: np.ndarray | None, seed: int, epochs: int,
-        phase: str | None, weighted: bool,
-    ) -> AugmentedNetClassifier:
-        """The fine-tuning net, not initialised: the classification model, its loss and
-        augmentation (arguments as for :meth:`SPTBase._pretrain_net`)."""
+    def _task_net(self):
+        """A class per series: cross-entropy, with label smoothing and the LEAP exit loss."""
         s = self._settings()
-        return AugmentedNetClassifier(
-            module=ClassificationModel,
-            **self._fine_tuning_kwargs(seed, s["early_exit__loss_weight"]),
-            module__n_classes=len(self.classes_),
+        return AugmentedNetClassifier, dict(
+            module=ClassificationModel, module__n_classes=len(self.classes_),
             criterion=torch.nn.CrossEntropyLoss,
             criterion__label_smoothing=float(s["criterion__label_smoothing"]),
-            # Per-series losses, weighted in AugmentedNetClassifier.random_step.
-            **({"criterion__reduction": "none"} if weighted else {}),
-            **trainer.net_kwargs(n, epochs, seed, y_enc, self.callbacks, phase),
-            **{f"module__{k}": v for k, v in self.encoder_kwargs_.items()},
+            exit_loss_weight=float(s["early_exit__loss_weight"]),
         )
 
     def _continue_targets(self, y, n: int) -> np.ndarray:

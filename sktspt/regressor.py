@@ -269,22 +269,11 @@ class SPTRegressor(ParameterHints, RegressorMixin, SupervisedSPT):
         self.n_outputs_ = len(self.target_mean_)
         return super()._restore(spec, encoder_kwargs, check=check)
 
-    def _finetune_net(
-        self, trainer, n: int, y_enc: np.ndarray | None, seed: int, epochs: int,
-        phase: str | None, weighted: bool,
-    ) -> AugmentedNetRegressor:
-        """The fine-tuning net, not initialised: a linear head of ``n_outputs_`` values
-        and the ``loss`` on standardised targets (arguments as for
-        :meth:`SPTBase._pretrain_net`)."""
-        return AugmentedNetRegressor(
-            module=RegressionModel,
-            **self._fine_tuning_kwargs(seed),
-            module__n_outputs=self.n_outputs_,
+    def _task_net(self):
+        """A linear head of ``n_outputs_`` values and ``loss`` on standardised targets."""
+        return AugmentedNetRegressor, dict(
+            module=RegressionModel, module__n_outputs=self.n_outputs_,
             criterion=_CRITERIA[self.loss],
-            # Per-series losses, weighted in FineTuningNet.random_step.
-            **({"criterion__reduction": "none"} if weighted else {}),
-            **trainer.net_kwargs(n, epochs, seed, None, self.callbacks, phase),
-            **{f"module__{k}": v for k, v in self.encoder_kwargs_.items()},
         )
 
     # --- predict ----------------------------------------------------------------------
