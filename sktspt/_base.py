@@ -20,7 +20,7 @@ from ._concurrency import THREADS, choose_threads, settle_eval, step_macs
 from ._limits import check_architecture_limits
 from ._param_hints import REJECTED, REMOVED, removed_message
 from ._params import ARCHITECTURE, BASE_CONSTRAINTS, lighthouse, resolve_device, validate
-from ._routed import ENCODER_FIELDS, ROUTED, RoutedParams, phase_steps
+from ._routed import ROUTED, RoutedParams, params_for, phase_steps
 from .augment import Augmentation
 from .claim import RunLock, fit_fingerprint, open_run
 from .data import InputSpec, PanelInfo, check_panel, warn_if_transposed
@@ -156,8 +156,12 @@ class SPTBase(RoutedParams, BaseEstimator):
         s = self._settings()
         self.input_spec_ = InputSpec.learn(X, info, s["tokenizer__patch_size"], s["normalize"],
                                           s["tokenizer__length"])
-        self._architecture = {field: s[source] for field, source in ENCODER_FIELDS.items()}
-        check_architecture_limits(self._architecture, ENCODER_FIELDS)
+        # The encoder's arguments: its size, and the architecture__ settings routed to it.
+        self._architecture = {"d_model": s["d_model"], "depth": s["depth"],
+                              **params_for(s, "architecture"),
+                              "architecture": s["architecture"], "tokenizer": s["tokenizer"]}
+        check_architecture_limits(self._architecture, {
+            f: f if f in s else f"architecture__{f}" for f in self._architecture})
         self._mask_channels()
         return X, info
 
@@ -287,7 +291,8 @@ class SPTBase(RoutedParams, BaseEstimator):
         spec = self.__dict__.get("input_spec_")
         if spec is None:
             return None
-        arch = {k: s[ENCODER_FIELDS[k]] for k in ("d_model", "depth", "dim_feedforward")}
+        arch = {"d_model": s["d_model"], "depth": s["depth"],
+                "dim_feedforward": s["architecture__dim_feedforward"]}
         arch.update({k: v for k, v in self.__dict__.get("_architecture", {}).items()
                      if k in arch})
         try:

@@ -39,8 +39,8 @@ from ._params import (
 from .augment import MIXUP_KINDS
 from .nn.positional import POSITIONALS
 
-__all__ = ["ENCODER_FIELDS", "GROUPS", "PHASE_STEPS", "ROUTED", "RoutedParams", "Setting",
-           "check_encoder_value", "phase_steps"]
+__all__ = ["GROUPS", "PHASE_STEPS", "ROUTED", "RoutedParams", "Setting",
+           "check_encoder_value", "params_for", "phase_steps"]
 
 
 #: Optimizer steps of one ``"auto"`` phase where ``schedule__steps`` is ``"auto"``.
@@ -294,18 +294,15 @@ def _nested(est, key: str) -> bool:
     return callable(getattr(value, "set_params", None))
 
 
-#: Where each field of the encoder's architecture (``encoder_kwargs_``, named as the
-#: network's arguments) comes from among the parameters and settings.
-ENCODER_FIELDS: dict[str, str] = {
-    "d_model": "d_model", "depth": "depth", "n_heads": "architecture__n_heads",
-    "dim_feedforward": "architecture__dim_feedforward", "dropout": "architecture__dropout",
-    "positional": "architecture__positional", "architecture": "architecture",
-    "tokenizer": "tokenizer",
-}
+def params_for(settings, prefix: str) -> dict:
+    """The settings routed to component ``prefix``, without the prefix: skorch's
+    ``get_params_for`` (``architecture__n_heads`` is the encoder's own ``n_heads``)."""
+    start = prefix + "__"
+    return {k[len(start):]: v for k, v in settings.items() if k.startswith(start)}
 
 
 def check_encoder_value(field: str, value) -> None:
-    """Check one field of ``encoder_kwargs_`` as ``fit`` would check its parameter."""
-    source = ENCODER_FIELDS[field]
-    check = BASE_CONSTRAINTS[source] if source in BASE_CONSTRAINTS else ROUTED[source].check
+    """Check one argument of the encoder (``encoder_kwargs_``) as ``fit`` would check the
+    parameter, or the ``architecture__`` setting, that gives it."""
+    check = BASE_CONSTRAINTS.get(field) or ROUTED[f"architecture__{field}"].check
     check(field, value)
