@@ -940,12 +940,12 @@ torchrun --nnodes 2 --nproc_per_node 8 --rdzv_id fit1 --rdzv_backend c10d \\
 
 In your own script: call `sktspt.distributed.init_process_group()`, give every process
 the same data and the same integer `random_state`, pass `callbacks=[DataParallel()]` and
-`callbacks__pretrain=[DataParallel()]`, and on GPUs `device=f"cuda:{local_rank()}"`. Each
+`pretrain__callbacks=[DataParallel()]`, and on GPUs `device=f"cuda:{local_rank()}"`. Each
 process trains on every `world_size`-th series of each shuffled epoch in batches of
 `ceil(batch_size / world_size)` (so `batch_size` stays the batch of one optimiser step and
 the learning-rate schedule is unchanged); DDP averages the gradients, so the copies stay
 identical; validation runs on the whole split everywhere, so all keep the same epoch.
-Save from rank 0 after `set_params(callbacks=None, callbacks__pretrain=None)`.
+Save from rank 0 after `set_params(callbacks=None, pretrain__callbacks=None)`.
 
 `tests/test_distributed.py` runs the example with 2 processes over gloo and checks that
 each process trained on half the data, that both ended with identical weights, and that

@@ -72,7 +72,7 @@ def main(argv=None) -> dict:
                       architecture__dim_feedforward=32, architecture__dropout=0.0,
                       batch_size=8, validation_fraction=0.0, pretrain_epochs=2, max_epochs=10,
                       lr=3e-3)
-    clf = SPTClassifier(callbacks=[DataParallel()], callbacks__pretrain=[DataParallel()], **params)
+    clf = SPTClassifier(callbacks=[DataParallel()], pretrain__callbacks=[DataParallel()], **params)
     start = time.perf_counter()
     clf.fit(X, y)
     seconds = time.perf_counter() - start
@@ -90,7 +90,7 @@ def main(argv=None) -> dict:
     if rank() == 0:
         print(f"{world_size()} process(es): test accuracy {accuracy:.3f}, fit {seconds:.1f} s")
         if args.save:
-            clf.set_params(callbacks=None, callbacks__pretrain=None).save(args.save)
+            clf.set_params(callbacks=None, pretrain__callbacks=None).save(args.save)
     if torch.distributed.is_available() and torch.distributed.is_initialized():
         torch.distributed.destroy_process_group()
     return result

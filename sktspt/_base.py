@@ -7,6 +7,7 @@ import threading
 import warnings
 from contextlib import contextmanager
 from functools import wraps
+from types import MappingProxyType
 
 import numpy as np
 import torch
@@ -19,7 +20,7 @@ from ._concurrency import THREADS, choose_threads, settle_eval, step_macs
 from ._limits import check_architecture_limits
 from ._param_hints import REJECTED, REMOVED, removed_message
 from ._params import ARCHITECTURE, BASE_CONSTRAINTS, lighthouse, resolve_device, validate
-from ._routed import ENCODER_FIELDS, ROUTED, RoutedParams, phase_steps
+from ._routed import ROUTED, RoutedParams, params_for, phase_steps
 from .augment import Augmentation
 from .claim import RunLock, fit_fingerprint, open_run
 from .data import InputSpec, PanelInfo, check_panel, warn_if_transposed
@@ -40,57 +41,49 @@ def rng_devices() -> list[int]:
     return list(range(torch.cuda.device_count())) if torch.cuda.is_available() else []
 
 
-def with_threads(method):
-    """Run ``method`` holding torch's thread count for the estimator, then restore it.
+def estimator_call(method):
+    """Run a public method of an estimator in its one context; for ``fit``, all or nothing.
 
-    ``device__threads=<int>`` holds that count for the whole call; None holds the
-    package's choice for the fitted model's size (:meth:`SPTBase._thread_count`), which
-    ``fit`` knows once it has read the data (its seeded section holds it from there).
-    The count is held through :data:`sktspt._concurrency.THREADS`, so calls in other
-    threads never change it midway. On CUDA, TF32 matmuls are allowed for the call
-    unless ``device__precision="float32"`` (:func:`sktspt.precision.matmul_precision`).
+    Torch's thread count is held for the call (:data:`sktspt._concurrency.THREADS`, so
+    calls in other threads never change it midway): ``device__threads=<int>`` for the
+    whole call; None the package's choice for the fitted model's size
+    (:meth:`SPTBase._thread_count`), which ``fit`` knows once it has read the data (its
+    seeded section holds it from there). On CUDA, TF32 matmuls are allowed unless
+    ``device__precision="float32"`` (:func:`sktspt.precision.matmul_precision`).
+
+    ``fit`` resolves and validates every parameter and setting once, before anything
+    else, into one read-only mapping that the whole fit reads (:meth:`SPTBase._settings`).
+    On any exception (a validation error, a failure during training, an interrupt) every
+    attribute is put back as it was (the previous fitted state, or none); the lock of
+    ``checkpoint_dir`` is released on every exit path.
     """
+    fit = method.__name__ == "fit"
 
     @wraps(method)
     def wrapper(self, *args, **kwargs):
-        threads = self._settings()["device__threads"]
-        ROUTED["device__threads"].check("device__threads", threads)
-        fitting = method.__name__ == "fit" and threads is None
-        with THREADS.hold(None if fitting else self._thread_count()):
-            return _with_matmul_precision(self, method, args, kwargs)
-
-    return wrapper
-
-
-def all_or_nothing(method):
-    """Run ``fit`` so that a failure leaves the estimator exactly as it was before the call.
-
-    Fit builds its fitted state on the estimator as it goes; on any exception (a
-    validation error, a failure during training, an interrupt) every attribute is put
-    back as it was (the previous fitted state, or none) and ``callbacks__checkpoint_dir``
-    is released. The folder's lock is released on every exit path.
-    """
-
-    @wraps(method)
-    def wrapper(self, *args, **kwargs):
-        saved = dict(self.__dict__)
+        s = self._settings()
+        ROUTED["device__threads"].check("device__threads", s["device__threads"])
+        threads = None if fit and s["device__threads"] is None else self._thread_count()
+        saved = dict(self.__dict__) if fit else None
         try:
-            return method(self, *args, **kwargs)
+            with THREADS.hold(threads), matmul_precision(s["device__precision"],
+                                                         resolve_device(s["device"])):
+                if fit:
+                    self._check_params()
+                    self.__dict__["_fit_settings"] = MappingProxyType(self._settings())
+                return method(self, *args, **kwargs)
         except BaseException:
-            self._release_run()
-            self.__dict__.clear()
-            self.__dict__.update(saved)
+            if fit:
+                self._release_run()
+                self.__dict__.clear()
+                self.__dict__.update(saved)
             raise
         finally:
-            self._release_run()
+            if fit:
+                self._release_run()
+                self.__dict__.pop("_fit_settings", None)
 
     return wrapper
-
-
-def _with_matmul_precision(self, method, args, kwargs):
-    s = self._settings()
-    with matmul_precision(s["device__precision"], resolve_device(s["device"])):
-        return method(self, *args, **kwargs)
 
 
 def _unset(value, default) -> bool:
@@ -121,7 +114,7 @@ class SPTBase(RoutedParams, BaseEstimator):
         "masking__ratio_spread", "masking__mean_span", "masking__channels",
         "pretrain_objective__sigreg_lambda", "schedule__steps", "schedule__warmup",
         "schedule__patience", "optimizer__weight_decay", "device__threads",
-        "device__precision", "callbacks__checkpoint_dir",
+        "device__precision",
     )
 
     #: The constraint of each parameter both estimators take; subclasses merge in theirs.
@@ -154,7 +147,6 @@ class SPTBase(RoutedParams, BaseEstimator):
 
     def _fit_input(self, X) -> tuple[np.ndarray, PanelInfo]:
         """Validate training data and fix what fit learns about it (``input_spec_``)."""
-        self._check_params()
         X, info = check_panel(X)
         warn_if_transposed(info)
         if info.ndim == 2:
@@ -164,8 +156,12 @@ class SPTBase(RoutedParams, BaseEstimator):
         s = self._settings()
         self.input_spec_ = InputSpec.learn(X, info, s["tokenizer__patch_size"], s["normalize"],
                                           s["tokenizer__length"])
-        self._architecture = {field: s[source] for field, source in ENCODER_FIELDS.items()}
-        check_architecture_limits(self._architecture, ENCODER_FIELDS)
+        # The encoder's arguments: its size, and the architecture__ settings routed to it.
+        self._architecture = {"d_model": s["d_model"], "depth": s["depth"],
+                              **params_for(s, "architecture"),
+                              "architecture": s["architecture"], "tokenizer": s["tokenizer"]}
+        check_architecture_limits(self._architecture, {
+            f: f if f in s else f"architecture__{f}" for f in self._architecture})
         self._mask_channels()
         return X, info
 
@@ -212,6 +208,13 @@ class SPTBase(RoutedParams, BaseEstimator):
                 if name in holder and not _unset(holder.pop(name), default):
                     raise TypeError(f"This pickle sets {name}; {removed_message(type(self), name)}"
                                     " Unpickle it with sktspt 0.4 or earlier.")
+        # Pickles of 0.4 hold checkpoint_dir and pretrain__callbacks as callbacks__ settings.
+        explicit = self._get_param_names()
+        for old, new in REMOVED.items():
+            if new in explicit:
+                state.setdefault(new, values.pop(old, None))
+            elif old in values and new in self._routed:
+                values.setdefault(new, values.pop(old))
         state["_routed_values"] = values
         super().__setstate__(state)
 
@@ -266,7 +269,7 @@ class SPTBase(RoutedParams, BaseEstimator):
         state is restored intact. With ``threads`` the section holds the fit's torch
         thread count (:meth:`_thread_count`); building a net whose weights are then
         loaded does not need one. Leaving the section also releases
-        ``callbacks__checkpoint_dir``.
+        ``checkpoint_dir``.
         """
         try:
             with THREADS.hold(self._thread_count() if threads else None), SEEDED_LOCK, \
@@ -288,7 +291,8 @@ class SPTBase(RoutedParams, BaseEstimator):
         spec = self.__dict__.get("input_spec_")
         if spec is None:
             return None
-        arch = {k: s[ENCODER_FIELDS[k]] for k in ("d_model", "depth", "dim_feedforward")}
+        arch = {"d_model": s["d_model"], "depth": s["depth"],
+                "dim_feedforward": s["architecture__dim_feedforward"]}
         arch.update({k: v for k, v in self.__dict__.get("_architecture", {}).items()
                      if k in arch})
         try:
@@ -317,13 +321,13 @@ class SPTBase(RoutedParams, BaseEstimator):
             auto_min_batches=self._auto_min_batches,
             validation_fraction=s["validation_fraction"], patience=s["schedule__patience"],
             verbose=s["verbose"], device=resolve_device(s["device"]),
-            precision=s["device__precision"], checkpoint_dir=s["callbacks__checkpoint_dir"],
+            precision=s["device__precision"], checkpoint_dir=s["checkpoint_dir"],
             lighthouse=lighthouse(s), lighthouse_recovery=float(s["attention__recovery"]),
             input_spec=self.__dict__.get("input_spec_"), owner=type(self).__name__,
         )
 
     def _resume_seed(self, seed: int, *arrays) -> int:
-        """With ``callbacks__checkpoint_dir``: claim it for this fit and return the seed to use.
+        """With ``checkpoint_dir``: claim it for this fit and return the seed to use.
 
         Takes an exclusive lock on the folder (held until the seeded section of the fit
         ends) and checks the fingerprint of everything that shapes the result (parameters,
@@ -331,7 +335,7 @@ class SPTBase(RoutedParams, BaseEstimator):
         fit that wrote it.
         """
         self._release_run()
-        directory = self._settings()["callbacks__checkpoint_dir"]
+        directory = self._settings()["checkpoint_dir"]
         if directory is None:
             return seed
         arrays = [a if a is None or isinstance(a, np.ndarray) else check_panel(a)[0]

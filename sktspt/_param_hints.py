@@ -27,13 +27,16 @@ REMOVED: dict[str, str | None] = {
     **{f"lighthouse_{k}": f"attention__{k}" for k in ("levels", "pool", "topk", "recovery")},
     **{f"mask_{k}": f"masking__{k}" for k in ("ratio", "ratio_spread", "channels")},
     **{k: f"schedule__{k}" for k in ("pretrain_share", "warmup", "patience")},
-    **{k: f"callbacks__{k}" for k in ("checkpoint_dir",)},
     "patch_size": "tokenizer__patch_size", "mean_span": "masking__mean_span",
     "sigreg_lambda": "pretrain_objective__sigreg_lambda", "auto_steps": "schedule__steps",
     "weight_decay": "optimizer__weight_decay", "label_smoothing": "criterion__label_smoothing",
     "mixup_kind": "mixup__kind", "exit_loss_weight": "early_exit__loss_weight",
     "min_exit_layer": "early_exit__min_layer", "n_threads": "device__threads",
-    "precision": "device__precision", "pretrain_callbacks": "callbacks__pretrain",
+    "precision": "device__precision", "pretrain_callbacks": "pretrain__callbacks",
+    # callbacks__<name>__<param> is skorch's route to a callback's parameter; 0.4's two
+    # callbacks__ settings that were no such route: a top-level parameter, and the
+    # pretraining net's own argument.
+    "callbacks__checkpoint_dir": "checkpoint_dir", "callbacks__pretrain": "pretrain__callbacks",
     **dict.fromkeys(REJECTED),
 }
 
@@ -89,7 +92,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(("normalization", "normalise", "scale", "scaling"), ("normalize",)),
     **dict.fromkeys(("dtype", "amp", "mixed_precision"), ("device__precision",)),
     **dict.fromkeys(("checkpoint", "checkpoint_path", "output_dir", "dirname"),
-                    ("callbacks__checkpoint_dir",)),
+                    ("checkpoint_dir",)),
 }
 
 

@@ -325,6 +325,7 @@ BASE_CONSTRAINTS: dict[str, Callable[[str, Any], None]] = {
     "augment": _augment,
     "validation_fraction": Number(lambda v: 0 <= v < 1, "a number in [0, 1)"),
     "callbacks": callbacks_or_none,
+    "checkpoint_dir": path_or_none,
     # running
     "device": _device,
     "random_state": random_state,

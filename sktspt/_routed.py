@@ -31,7 +31,6 @@ from ._params import (
     callbacks_or_none,
     channels,
     n_threads,
-    path_or_none,
     precision,
 )
 from ._params import (
@@ -40,8 +39,8 @@ from ._params import (
 from .augment import MIXUP_KINDS
 from .nn.positional import POSITIONALS
 
-__all__ = ["ENCODER_FIELDS", "GROUPS", "PHASE_STEPS", "ROUTED", "RoutedParams", "Setting",
-           "check_encoder_value", "phase_steps"]
+__all__ = ["GROUPS", "PHASE_STEPS", "ROUTED", "RoutedParams", "Setting",
+           "check_encoder_value", "params_for", "phase_steps"]
 
 
 #: Optimizer steps of one ``"auto"`` phase where ``schedule__steps`` is ``"auto"``.
@@ -77,7 +76,7 @@ GROUPS: dict[str, str] = {
     "mixup": "how mixup mixes",
     "early_exit": "LEAP's exit-aware loss and exit rule",
     "device": "threads and numeric precision",
-    "callbacks": "skorch callbacks of pretraining, and checkpoints",
+    "pretrain": "the pretraining net: its own skorch ``NeuralNet`` arguments",
 }
 
 _S = Setting
@@ -191,16 +190,8 @@ losses and SIGReg in float32, weights always float32; on CUDA, TF32 matmuls
 unless ``"float32"``. ``"auto"``: bfloat16 on a CUDA GPU that supports it,
 float32 elsewhere (on CPU). Can be changed after fitting: prediction uses the
 current value, and falls back to float32 where the device cannot run it."""),
-    "callbacks__pretrain": _S(None, callbacks_or_none, "list or None", """
-Extra skorch callbacks for pretraining (``callbacks`` act on fine-tuning only)."""),
-    "callbacks__checkpoint_dir": _S(None, path_or_none, "str, path or None", """
-Folder for resumable checkpoints (one per epoch, in each phase), as skorch's
-``Checkpoint(dirname=...)``. When set, a ``fit`` that was interrupted (Ctrl-C, a
-killed process) resumes from its last checkpoint when called again with the same data
-and parameters, losing at most the epoch in progress; a finished fit is reloaded, not
-retrained. Use one folder per fit: a folder written by a different fit raises
-``ValueError`` (so leave it None under sktime's ``evaluate`` and benchmarks, which fit
-clones repeatedly). None writes nothing."""),
+    "pretrain__callbacks": _S(None, callbacks_or_none, "list or None", """
+Extra skorch callbacks of the pretraining net (``callbacks`` act on fine-tuning only)."""),
 }
 
 del _S
@@ -284,7 +275,11 @@ class RoutedParams:
 
     def _settings(self) -> dict:
         """Every parameter and setting as this estimator uses it: the explicit parameters
-        as set, each routed setting as given or its default."""
+        as set, each routed setting as given or its default. Inside ``fit``, the read-only
+        mapping that fit resolved and validated at its start
+        (:func:`sktspt._base.estimator_call`)."""
+        if (frozen := self.__dict__.get("_fit_settings")) is not None:
+            return frozen
         settings = {n: getattr(self, n) for n, p in _init_parameters(type(self)).items()
                     if p.kind is not p.VAR_KEYWORD}
         values = self._values
@@ -299,18 +294,15 @@ def _nested(est, key: str) -> bool:
     return callable(getattr(value, "set_params", None))
 
 
-#: Where each field of the encoder's architecture (``encoder_kwargs_``, named as the
-#: network's arguments) comes from among the parameters and settings.
-ENCODER_FIELDS: dict[str, str] = {
-    "d_model": "d_model", "depth": "depth", "n_heads": "architecture__n_heads",
-    "dim_feedforward": "architecture__dim_feedforward", "dropout": "architecture__dropout",
-    "positional": "architecture__positional", "architecture": "architecture",
-    "tokenizer": "tokenizer",
-}
+def params_for(settings, prefix: str) -> dict:
+    """The settings routed to component ``prefix``, without the prefix: skorch's
+    ``get_params_for`` (``architecture__n_heads`` is the encoder's own ``n_heads``)."""
+    start = prefix + "__"
+    return {k[len(start):]: v for k, v in settings.items() if k.startswith(start)}
 
 
 def check_encoder_value(field: str, value) -> None:
-    """Check one field of ``encoder_kwargs_`` as ``fit`` would check its parameter."""
-    source = ENCODER_FIELDS[field]
-    check = BASE_CONSTRAINTS[source] if source in BASE_CONSTRAINTS else ROUTED[source].check
+    """Check one argument of the encoder (``encoder_kwargs_``) as ``fit`` would check the
+    parameter, or the ``architecture__`` setting, that gives it."""
+    check = BASE_CONSTRAINTS.get(field) or ROUTED[f"architecture__{field}"].check
     check(field, value)

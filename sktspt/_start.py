@@ -40,7 +40,7 @@ def warn_overridden(est, pre) -> None:
             "Leave these parameters at their defaults or set them to the pretrainer's "
             "values.",
             UserWarning,
-            stacklevel=8,  # fit's caller, through the fit wrappers
+            stacklevel=6,  # fit's caller, through the fit context
         )
 
 
@@ -48,7 +48,7 @@ def warn_overridden(est, pre) -> None:
 PRETRAINING_SETTINGS = (
     "masking", "masking__ratio", "masking__ratio_spread", "masking__mean_span",
     "masking__channels", "pretrain_objective", "pretrain_objective__sigreg_lambda",
-    "schedule__pretrain_share", "callbacks__pretrain",
+    "schedule__pretrain_share", "pretrain__callbacks",
 )
 
 
@@ -66,7 +66,7 @@ def warn_unused_pretraining(est, unlabeled: bool = False) -> None:
             f"X_unlabeled is not used: {name} pretrains on it, and this fit does not "
             f"pretrain ({why}). Leave X_unlabeled out, or pretrain (pretrain_epochs > 0 or "
             "'auto'; an SPTPretrainer fitted on it).",
-            UserWarning, stacklevel=7,  # fit's caller, through the fit wrappers
+            UserWarning, stacklevel=5,  # fit's caller, through the fit context
         )
     mine, defaults = est._settings(), type(est)()._settings()
     unused = [k for k in PRETRAINING_SETTINGS if k in mine and mine[k] != defaults.get(k)]
@@ -75,5 +75,5 @@ def warn_unused_pretraining(est, unlabeled: bool = False) -> None:
             f"{name}(" + ", ".join(f"{k}={show(mine[k])}" for k in unused)
             + f") is unused: this fit does not self-pretrain ({why}). Set "
             "pretrain_epochs='auto' (or a count) to pretrain on the training series.",
-            UserWarning, stacklevel=7,  # fit's caller, through the fit wrappers
+            UserWarning, stacklevel=5,  # fit's caller, through the fit context
         )

@@ -9,7 +9,7 @@ only what is its own, through these hooks:
 - :meth:`SupervisedSPT._fit_targets` and :meth:`SupervisedSPT._continue_targets`: the
   targets as the network trains on them (class indices, standardised values), fixing
   what fit learns about them;
-- :meth:`SupervisedSPT._finetune_net`: the fine-tuning net, its head and its loss;
+- :meth:`SupervisedSPT._task_net`: the fine-tuning net's class, its head and its loss;
 - :meth:`SupervisedSPT._stratify`: the targets a validation split is stratified on, if any;
 - :meth:`SupervisedSPT._choose_augment`: what ``augment="auto"`` means for the task;
 - the output methods (``predict_proba``, ``predict``).
@@ -27,8 +27,7 @@ from ._base import (
     EmbeddingTransformerMixin,
     SPTBase,
     _architecture,
-    all_or_nothing,
-    with_threads,
+    estimator_call,
 )
 from ._concurrency import settle_eval
 from ._params import EPOCHS, Number, boolean, estimator_or_none
@@ -70,7 +69,7 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
     }
     #: The routed settings every supervised task takes (:data:`sktspt._routed.ROUTED`).
     _routed = (*SPTBase._routed, "schedule__pretrain_share", "mixup__kind",
-               "callbacks__pretrain")
+               "pretrain__callbacks")
 
     # --- hooks of the task ------------------------------------------------------------
     def _fit_targets(self, y, n: int) -> np.ndarray:
@@ -89,17 +88,12 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         """``augment`` for fine-tuning; ``"auto"`` is no augmentation unless a task decides."""
         return False if self.augment == "auto" else self.augment
 
-    def _finetune_net(
-        self, trainer, n: int, y_enc: np.ndarray | None, seed: int, epochs: int,
-        phase: str | None, weighted: bool,
-    ) -> FineTuningNet:
-        """The fine-tuning net, not initialised (arguments as for
-        :meth:`SPTBase._pretrain_net`; ``weighted``: per-series losses for sample weights)."""
+    def _task_net(self) -> tuple[type[FineTuningNet], dict]:
+        """The task's fine-tuning net class and its head and loss (skorch arguments)."""
         raise NotImplementedError
 
     # --- fit --------------------------------------------------------------------------
-    @with_threads
-    @all_or_nothing
+    @estimator_call
     def fit(self, X, y, X_unlabeled=None, sample_weight=None):
         """Self-pretrain on ``X`` (and ``X_unlabeled``), then fine-tune on ``(X, y)``.
 
@@ -122,7 +116,6 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         self
             The fitted estimator.
         """
-        self._check_params()  # every parameter, also for a warm start or a given pretrainer
         s = self._settings()
         if self.warm_start and hasattr(self, "net_"):
             return self._continue(X, y, sample_weight)
@@ -153,7 +146,7 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
                     self.pretrain_epochs, len(pre_X), seed,
                     steps=self._auto_budget("pretrain", per_epoch))
                 pre_net = self._pretrain(trainer, pre_X, self.pretrain_epochs_, seed,
-                                         s["callbacks__pretrain"])
+                                         s["pretrain__callbacks"])
                 encoder_state = pre_net.module_.encoder.state_dict()
                 self.pretrain_history_ = pre_net.history
             self.max_epochs_ = trainer.epochs(self.max_epochs, len(Xp), seed,
@@ -328,15 +321,25 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
             )
         return self._prepare(U)
 
-    def _fine_tuning_kwargs(self, seed: int, exit_loss_weight: float = 0.0) -> dict:
-        """The fine-tuning net's settings every task shares: augmentation and its stream,
-        mixup and the LEAP exit loss (``exit_loss_weight``, for a task that has it)."""
-        return dict(
+    def _finetune_net(
+        self, trainer, n: int, y_enc: np.ndarray | None, seed: int, epochs: int,
+        phase: str | None, weighted: bool,
+    ) -> FineTuningNet:
+        """The fine-tuning net, not initialised: the task's head and loss (:meth:`_task_net`),
+        augmentation and its stream, mixup, and the training loop's settings (arguments as
+        for :meth:`SPTBase._pretrain_net`; ``weighted``: per-series losses, weighted in
+        :meth:`FineTuningNet.random_step`, for sample weights)."""
+        net_cls, task = self._task_net()
+        stratify = None if y_enc is None else self._stratify(y_enc)
+        return net_cls(
+            **task,
             augmentation=self._augmentation(),
             augment_seed=seed + 2,  # pretraining's mask streams use seed and seed + 1
-            exit_loss_weight=float(exit_loss_weight),
             mixup_alpha=self._mixup_alpha(),
             mixup_kind=self._mixup_kind(),
+            **({"criterion__reduction": "none"} if weighted else {}),
+            **trainer.net_kwargs(n, epochs, seed, stratify, self.callbacks, phase),
+            **{f"module__{k}": v for k, v in self.encoder_kwargs_.items()},
         )
 
     def _mixup_alpha(self) -> float:
@@ -378,7 +381,7 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         return self
 
     # --- outputs ------------------------------------------------------------------------
-    @with_threads
+    @estimator_call
     def transform(self, X) -> np.ndarray:
         """Pooled embeddings ``(n_instances, d_model)`` from the fine-tuned encoder."""
         check_is_fitted(self, "net_")

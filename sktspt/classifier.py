@@ -9,7 +9,7 @@ from sklearn.preprocessing import LabelEncoder
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import with_threads
+from ._base import estimator_call
 from ._param_docs import document_parameters
 from ._param_hints import ParameterHints
 from ._params import Number, class_weight_or_none
@@ -137,6 +137,7 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
         pretrainer=None,
         validation_fraction=0.0,
         callbacks=None,
+        checkpoint_dir=None,
         random_state=None,
         device="cpu",
         verbose=0,
@@ -162,6 +163,7 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
         self.pretrainer = pretrainer
         self.validation_fraction = validation_fraction
         self.callbacks = callbacks
+        self.checkpoint_dir = checkpoint_dir
         self.random_state = random_state
         self.device = device
         self.verbose = verbose
@@ -243,23 +245,14 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
         return super()._sample_weights(sample_weight, y_enc, factor,
                                        "The sample weights (times class_weight)")
 
-    def _finetune_net(
-        self, trainer, n: int, y_enc: np.ndarray | None, seed: int, epochs: int,
-        phase: str | None, weighted: bool,
-    ) -> AugmentedNetClassifier:
-        """The fine-tuning net, not initialised: the classification model, its loss and
-        augmentation (arguments as for :meth:`SPTBase._pretrain_net`)."""
+    def _task_net(self):
+        """A class per series: cross-entropy, with label smoothing and the LEAP exit loss."""
         s = self._settings()
-        return AugmentedNetClassifier(
-            module=ClassificationModel,
-            **self._fine_tuning_kwargs(seed, s["early_exit__loss_weight"]),
-            module__n_classes=len(self.classes_),
+        return AugmentedNetClassifier, dict(
+            module=ClassificationModel, module__n_classes=len(self.classes_),
             criterion=torch.nn.CrossEntropyLoss,
             criterion__label_smoothing=float(s["criterion__label_smoothing"]),
-            # Per-series losses, weighted in AugmentedNetClassifier.random_step.
-            **({"criterion__reduction": "none"} if weighted else {}),
-            **trainer.net_kwargs(n, epochs, seed, y_enc, self.callbacks, phase),
-            **{f"module__{k}": v for k, v in self.encoder_kwargs_.items()},
+            exit_loss_weight=float(s["early_exit__loss_weight"]),
         )
 
     def _continue_targets(self, y, n: int) -> np.ndarray:
@@ -271,7 +264,7 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
         return self._label_encoder.transform(y).astype(np.int64)
 
     # --- predict ----------------------------------------------------------------------
-    @with_threads
+    @estimator_call
     def predict_proba(self, X) -> np.ndarray:
         """Class probabilities ``(n_instances, n_classes)``, columns ordered as ``classes_``."""
         check_is_fitted(self, "net_")
@@ -327,7 +320,7 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
                              "(unlabelled).")
         return super().score(X, y, sample_weight=sample_weight)
 
-    @with_threads
+    @estimator_call
     def transform(self, X) -> np.ndarray:
         """Pooled embeddings ``(n_instances, d_model)`` from the fine-tuned encoder."""
         check_is_fitted(self, "net_")
@@ -335,7 +328,7 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
             return self._early_exit(X)[1].astype(np.float32)
         return self._embed(self.net_.module_, self._input(X))
 
-    @with_threads
+    @estimator_call
     def exit_layers(self, X) -> np.ndarray:
         """Layer (1-based) at which each series leaves the encoder under ``early_exit``.
 

@@ -12,7 +12,7 @@ rendezvous; :class:`DataParallel` is the skorch callback that plugs a fit into i
 
     init_process_group()                       # reads torchrun's environment
     clf = SPTClassifier(random_state=0, device=device_for_this_process(),
-                        callbacks=[DataParallel()], callbacks__pretrain=[DataParallel()])
+                        callbacks=[DataParallel()], pretrain__callbacks=[DataParallel()])
     clf.fit(X, y)                              # every process: the same X, y and seed
 
     # torchrun --nproc_per_node 2 train.py                  (2 CPU processes, gloo)
@@ -34,7 +34,7 @@ commands. What each process does:
 
 After ``fit`` every process holds the same fitted estimator (the wrapper is removed at
 the end of each phase); save it from one process (``rank() == 0``), with
-``callbacks=None, callbacks__pretrain=None`` set first.
+``callbacks=None, pretrain__callbacks=None`` set first.
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ def _shard_iterator(net, num_replicas: int, rank: int) -> None:
 class DataParallel(Callback):
     """skorch callback: train this net with DistributedDataParallel across processes.
 
-    Pass it in ``callbacks`` (fine-tuning) and ``pretrain_callbacks`` (pretraining) of
+    Pass it in ``callbacks`` (fine-tuning) and ``pretrain__callbacks`` (pretraining) of
     :class:`~sktspt.SPTClassifier`, or ``callbacks`` of :class:`~sktspt.SPTPretrainer`.
     Without a process group (a plain ``python`` run) it does nothing, so the same
     script runs on one process too.

@@ -6,7 +6,7 @@ import numpy as np
 import torch
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import EmbeddingTransformerMixin, SPTBase, all_or_nothing, with_threads
+from ._base import EmbeddingTransformerMixin, SPTBase, estimator_call
 from ._concurrency import settle_eval
 from ._param_docs import PRETRAINER_DOCS, document_parameters
 from ._param_hints import ParameterHints
@@ -78,6 +78,7 @@ class SPTPretrainer(ParameterHints, EmbeddingTransformerMixin, SPTBase):
         augment="auto",
         validation_fraction=0.0,
         callbacks=None,
+        checkpoint_dir=None,
         random_state=None,
         device="cpu",
         verbose=0,
@@ -97,13 +98,13 @@ class SPTPretrainer(ParameterHints, EmbeddingTransformerMixin, SPTBase):
         self.augment = augment
         self.validation_fraction = validation_fraction
         self.callbacks = callbacks
+        self.checkpoint_dir = checkpoint_dir
         self.random_state = random_state
         self.device = device
         self.verbose = verbose
         self._set_routed(kwargs)
 
-    @with_threads
-    @all_or_nothing
+    @estimator_call
     def fit(self, X, y=None) -> SPTPretrainer:
         """Self-pretrain on ``X``; ``y`` is ignored."""
         X, _ = self._fit_input(X)
@@ -140,13 +141,13 @@ class SPTPretrainer(ParameterHints, EmbeddingTransformerMixin, SPTBase):
         state.pop("max_epochs", None)
         super().__setstate__(state)
 
-    @with_threads
+    @estimator_call
     def transform(self, X) -> np.ndarray:
         """Pooled embeddings ``(n_instances, d_model)`` of ``X``."""
         check_is_fitted(self, "net_")
         return self._embed(self.net_.module_, self._input(X))
 
-    @with_threads
+    @estimator_call
     def reconstruct(self, X, hidden=None) -> np.ndarray:
         """Reconstruction of ``X`` (in normalised units) with ``hidden`` values removed."""
         check_is_fitted(self, "net_")

@@ -7,7 +7,7 @@ import torch
 from sklearn.base import RegressorMixin
 from sklearn.utils.validation import check_array, check_is_fitted
 
-from ._base import with_threads
+from ._base import estimator_call
 from ._param_docs import REGRESSOR_DOCS, document_parameters
 from ._param_hints import ParameterHints
 from ._params import REGRESSION_LOSSES, Options, show
@@ -153,6 +153,7 @@ class SPTRegressor(ParameterHints, RegressorMixin, SupervisedSPT):
         pretrainer=None,
         validation_fraction=0.0,
         callbacks=None,
+        checkpoint_dir=None,
         random_state=None,
         device="cpu",
         verbose=0,
@@ -178,6 +179,7 @@ class SPTRegressor(ParameterHints, RegressorMixin, SupervisedSPT):
         self.pretrainer = pretrainer
         self.validation_fraction = validation_fraction
         self.callbacks = callbacks
+        self.checkpoint_dir = checkpoint_dir
         self.random_state = random_state
         self.device = device
         self.verbose = verbose
@@ -267,26 +269,15 @@ class SPTRegressor(ParameterHints, RegressorMixin, SupervisedSPT):
         self.n_outputs_ = len(self.target_mean_)
         return super()._restore(spec, encoder_kwargs, check=check)
 
-    def _finetune_net(
-        self, trainer, n: int, y_enc: np.ndarray | None, seed: int, epochs: int,
-        phase: str | None, weighted: bool,
-    ) -> AugmentedNetRegressor:
-        """The fine-tuning net, not initialised: a linear head of ``n_outputs_`` values
-        and the ``loss`` on standardised targets (arguments as for
-        :meth:`SPTBase._pretrain_net`)."""
-        return AugmentedNetRegressor(
-            module=RegressionModel,
-            **self._fine_tuning_kwargs(seed),
-            module__n_outputs=self.n_outputs_,
+    def _task_net(self):
+        """A linear head of ``n_outputs_`` values and ``loss`` on standardised targets."""
+        return AugmentedNetRegressor, dict(
+            module=RegressionModel, module__n_outputs=self.n_outputs_,
             criterion=_CRITERIA[self.loss],
-            # Per-series losses, weighted in FineTuningNet.random_step.
-            **({"criterion__reduction": "none"} if weighted else {}),
-            **trainer.net_kwargs(n, epochs, seed, None, self.callbacks, phase),
-            **{f"module__{k}": v for k, v in self.encoder_kwargs_.items()},
         )
 
     # --- predict ----------------------------------------------------------------------
-    @with_threads
+    @estimator_call
     def predict(self, X) -> np.ndarray:
         """Predicted targets in their own units: ``(n_instances,)`` for one output, else
         ``(n_instances, n_outputs_)``."""

@@ -246,8 +246,8 @@ def test_resumed_fit_switches_at_the_same_step(tmp_path, monkeypatch):
 
     monkeypatch.setattr(SeededStepNet, "train_step", step)
     with pytest.raises(KeyboardInterrupt):
-        SPTPretrainer(callbacks__checkpoint_dir=tmp_path, **kw).fit(X)
-    resumed = SPTPretrainer(callbacks__checkpoint_dir=tmp_path, **kw).fit(X)
+        SPTPretrainer(checkpoint_dir=tmp_path, **kw).fit(X)
+    resumed = SPTPretrainer(checkpoint_dir=tmp_path, **kw).fit(X)
     assert resumed.history_[:, "train_loss"] == ref.history_[:, "train_loss"]
     assert np.array_equal(resumed.transform(X), ref.transform(X))
 

@@ -174,3 +174,28 @@ def test_cuda_precisions_train_and_restore_tf32(task, precision):
                         device="cuda",
                         random_state=0, **TINY).fit(X, y)
     assert abs(clf.score(Xt, yt) - ref.score(Xt, yt)) <= 0.15
+
+
+def _float16_net():
+    return MaskedSigRegNet(
+        module=ReconstructionModel,
+        module__n_channels=2, module__patch_size=4, module__d_model=16, module__n_heads=2,
+        module__depth=1, module__dim_feedforward=16, module__max_tokens=8,
+        criterion=torch.nn.MSELoss, precision="float16", train_split=None, max_epochs=1,
+        masking="span", mask_ratio=0.3, mean_span=3.0, batch_size=8,
+    ).initialize()
+
+
+def test_float16_scales_the_loss_and_skips_steps_whose_gradients_overflow():
+    # Loss scaling runs on skorch's public hooks: the scaled loss in train_step_single, the
+    # unscaling (and the skip of an overflowed step) in on_grad_computed.
+    X = torch.as_tensor(make_panel(n=16, c=2, t=32)[0])
+    net = _float16_net()
+    net.partial_fit(X, None)
+    scaler = net.grad_scaler_
+    assert np.isfinite(net.history[-1, "train_loss"]) and scaler.get_scale() > 0
+    before = {k: v.clone() for k, v in net.module_.state_dict().items()}
+    scaler.update(2.0**120)  # a scale so large that every gradient overflows
+    net.partial_fit(X, None)  # two steps, both skipped, each halving the scale
+    assert all(torch.equal(before[k], v) for k, v in net.module_.state_dict().items())
+    assert scaler.get_scale() == 2.0**118 and "grad_scaler_" not in net.__getstate__()

@@ -80,7 +80,7 @@ class Recorder(Callback):
 def test_pretrain_callbacks_reach_pretraining_and_callbacks_fine_tuning(data):
     X, y = data
     pre, fine = Recorder(), Recorder()
-    SPTClassifier(pretrain_epochs=2, max_epochs=3, callbacks=[fine], callbacks__pretrain=[pre],
+    SPTClassifier(pretrain_epochs=2, max_epochs=3, callbacks=[fine], pretrain__callbacks=[pre],
                   **TINY).fit(X, y)
     assert pre.nets == [MaskedPretrainNet] * 2
     assert fine.nets == [AugmentedNetClassifier] * 3
@@ -95,5 +95,5 @@ def test_pretrainer_callbacks_reach_its_pretraining(data):
 
 def test_pretrain_callbacks_must_be_a_list(data):
     X, y = data
-    with pytest.raises(TypeError, match="callbacks__pretrain must be None or a list"):
-        SPTClassifier(callbacks__pretrain=Recorder(), **TINY).fit(X, y)
+    with pytest.raises(TypeError, match="pretrain__callbacks must be None or a list"):
+        SPTClassifier(pretrain__callbacks=Recorder(), **TINY).fit(X, y)

@@ -30,7 +30,7 @@ def test_n_threads_applies_inside_fit_and_predict_and_is_restored(data, monkeypa
     before = torch.get_num_threads()
     spy = ThreadSpy()
     clf = SPTClassifier(pretrain_epochs=1, max_epochs=1, device__threads=1, callbacks=[spy],
-                        callbacks__pretrain=[spy], **TINY)
+                        pretrain__callbacks=[spy], **TINY)
     try:
         torch.set_num_threads(3)
         clf.fit(X, y)
@@ -74,7 +74,7 @@ def test_default_thread_count_runs_fit_and_is_restored(data):
     before = torch.get_num_threads()
     spy = ThreadSpy()
     clf = SPTClassifier(pretrain_epochs=1, max_epochs=1, callbacks=[spy],
-                        callbacks__pretrain=[spy], **{**TINY, "device__threads": None})
+                        pretrain__callbacks=[spy], **{**TINY, "device__threads": None})
     try:
         torch.set_num_threads(2)
         clf.fit(X, y)

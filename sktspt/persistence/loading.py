@@ -163,7 +163,7 @@ def _build(meta: dict, device, probe: bool = False):
         )
     # A loaded model trains (warm start) and predicts; it never writes into the folder
     # of the fit that made it, which may belong to someone else by now.
-    params.pop("callbacks__checkpoint_dir", None)
+    params.pop("checkpoint_dir", None)
     est = cls(**params)
     fitted = meta["fitted"]
     spec, encoder_kwargs = read_input_spec(est, fitted)
@@ -235,7 +235,7 @@ def load(path: str | os.PathLike, device: str | None = None):
     -------
     SPTClassifier, SPTRegressor or SPTPretrainer
         The fitted estimator; ``predict`` / ``transform`` give what they gave before
-        saving. Its ``callbacks__checkpoint_dir`` is None: a loaded model never writes checkpoints
+        saving. Its ``checkpoint_dir`` is None: a loaded model never writes checkpoints
         into the folder of the fit that made it.
 
     Raises

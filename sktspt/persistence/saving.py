@@ -33,7 +33,7 @@ from .format import (
 _HINTS = {
     "pretrainer": " (the fitted weights already contain the pretrained encoder)",
     "callbacks": " (callbacks only act during fit)",
-    "callbacks__pretrain": " (callbacks only act during fit)",
+    "pretrain__callbacks": " (callbacks only act during fit)",
     "class_weight": " (class weights only act during fit)",
     "random_state": " (an int seed can be saved)",
 }

@@ -87,7 +87,7 @@ class Trainer:
         verbose: 0 silent, 1 a progress bar per phase, 2 skorch's epoch table.
         device: torch device the nets train on (resolved, never ``"auto"``).
         precision: the estimator's ``precision`` (see :mod:`sktspt.precision`).
-        checkpoint_dir: folder of the phases' checkpoints (``callbacks__checkpoint_dir``),
+        checkpoint_dir: folder of the phases' checkpoints (``checkpoint_dir``),
             or None.
         lighthouse: Lighthouse settings for sparse attention in training, or None.
         lighthouse_recovery: share of a phase's last steps trained dense again.
@@ -279,11 +279,11 @@ class Trainer:
             )
             if checkpoint is None:
                 raise KeyboardInterrupt(
-                    f"{where} Set callbacks__checkpoint_dir to be able to resume an interrupted "
+                    f"{where} Set checkpoint_dir to be able to resume an interrupted "
                     "fit."
                 )
             raise KeyboardInterrupt(
-                f"{where} Call fit again with callbacks__checkpoint_dir="
+                f"{where} Call fit again with checkpoint_dir="
                 f"{self.checkpoint_dir!r} to resume from epoch {checkpoint.epochs_done()}."
             )
         if checkpoint is not None:

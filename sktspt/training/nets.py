@@ -16,7 +16,6 @@ import math
 import torch
 from skorch import NeuralNet, NeuralNetClassifier, NeuralNetRegressor
 from skorch.dataset import unpack_data
-from skorch.utils import TeeGenerator
 
 from ..augment import mixup
 from ..leap import record_layers
@@ -91,32 +90,21 @@ class SeededStepNet(NeuralNet):
             self.grad_scaler_ = torch.amp.GradScaler(torch.device(self.device).type)
         return self.grad_scaler_
 
-    def train_step(self, batch, **fit_params):
-        """skorch's step; with float16, through a ``GradScaler`` (loss scaling).
-
-        Gradients are unscaled before ``on_grad_computed``, so gradient clipping sees
-        their true values; a step whose gradients overflowed is skipped by the scaler.
-        """
+    def on_grad_computed(self, net, named_parameters=None, **kwargs):
+        """With float16: unscale the gradients before the callbacks see them (gradient
+        clipping then clips their true values), and skip a step whose gradients
+        overflowed: with every gradient None, AdamW leaves weights and state untouched."""
         scaler = self._grad_scaler()
         if scaler is None:
-            return super().train_step(batch, **fit_params)
-        step_accumulator = self.get_train_step_accumulator()
-        self._zero_grad_optimizer()
-        step = self.train_step_single(batch, **fit_params)
-        step_accumulator.store_step(step)
+            return
         optimizers = [getattr(self, name + "_") for name in self._optimizers]
         for optimizer in optimizers:
             scaler.unscale_(optimizer)
-        self.notify(
-            "on_grad_computed",
-            named_parameters=TeeGenerator(self.get_all_learnable_params()),
-            batch=batch,
-            training=True,
-        )
-        for optimizer in optimizers:
-            scaler.step(optimizer)
-        scaler.update()
-        return step_accumulator.get_step()
+        scale = scaler.get_scale()
+        scaler.update()  # lowers the scale where the gradients overflowed
+        if scaler.get_scale() < scale:
+            for optimizer in optimizers:
+                optimizer.zero_grad(set_to_none=True)
 
     def random_step(self, batch, generator: torch.Generator, training: bool, **fit_params):
         """Return ``(loss, y_pred)`` for one batch."""
@@ -140,10 +128,10 @@ class SeededStepNet(NeuralNet):
             loss, y_pred = self.random_step(batch, self.valid_generator_, False, **fit_params)
         return {"loss": loss, "y_pred": y_pred}
 
-    def run_single_epoch(self, iterator, training, prefix, step_fn, **fit_params):
-        if not training:
-            self.valid_generator_ = self._generator(self.device, self.stream_seed() + 1)
-        return super().run_single_epoch(iterator, training, prefix, step_fn, **fit_params)
+    def on_epoch_begin(self, net, **kwargs):
+        """Each epoch's validation draws restart from the same seed."""
+        super().on_epoch_begin(net, **kwargs)
+        self.valid_generator_ = self._generator(self.device, self.stream_seed() + 1)
 
     def __getstate__(self):
         state = super().__getstate__()
