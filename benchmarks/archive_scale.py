@@ -74,17 +74,16 @@ def classifier(arm: str, n_fit: int, y_fit, max_steps: int):
     # today: 0.4's flat budget, 2,000 steps from scratch (an integer has no epoch floor)
     clf = SPTClassifier(random_state=0, device__threads=1, schedule__steps=2000, **kw)
     steps = clf._planned_steps(n_fit, y=y_fit)
+    # the labelled series' batches an epoch: batch size and seed are the same in every arm
+    per_epoch = clf._trainer().batches(n_fit, clf._seed(),
+                                       clf._stratify(np.unique(y_fit, return_inverse=True)[1]))
     if m.group(1) is not None:
-        per_epoch = clf._trainer().batches(n_fit, clf._seed(),
-                                           clf._stratify(np.unique(y_fit, return_inverse=True)[1]))
         today_epochs = math.ceil(steps / per_epoch)
         epochs = max(today_epochs, min(int(m.group(1)), max(1, max_steps // per_epoch)))
         if epochs != today_epochs:
             clf.set_params(max_epochs=epochs)
     if m.group(4):  # + the pretraining SPT as shipped does, on top of this fine-tuning
         spt = SPTClassifier(random_state=0, pretrain_epochs="auto")
-        per_epoch = spt._trainer().batches(n_fit, spt._seed(),
-                                           spt._stratify(np.unique(y_fit, return_inverse=True)[1]))
         clf.set_params(pretrain_epochs=spt._trainer().epochs(
             "auto", n_fit, spt._seed(), steps=spt._auto_budget("pretrain", per_epoch)))
     return clf, clf._planned_steps(n_fit, y=y_fit)

@@ -195,8 +195,8 @@ def breakdown(matrix: pd.DataFrame, facts: pd.DataFrame,
         for name in order:
             names = group.index[group == name]
             part = matrix.reindex(names)
-            done = int(part[[c for c in {*sum(pairs, ())} if c in part]].notna()
-                       .all(axis=1).sum())
+            used = [c for c in dict.fromkeys(c for pair in pairs for c in pair) if c in part]
+            done = int(part[used].notna().all(axis=1).sum())
             cells = [what, str(name), f"{done} of {len(names)}"]
             for first, other in pairs:
                 if other not in part or first not in part:
