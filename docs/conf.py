@@ -26,7 +26,7 @@ extensions = [
 ]
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
 root_doc = "index"
-exclude_patterns = ["_build", "Thumbs.db", ".DS_Store"]
+exclude_patterns = ["_build", "Thumbs.db", ".DS_Store", "tuning-history.md"]
 
 # MyST: "[text](page.md#a-heading)" links in the pages resolve to heading anchors.
 myst_heading_anchors = 3
