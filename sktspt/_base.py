@@ -16,21 +16,32 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 from skorch.net import NeuralNet
 
-from ._concurrency import THREADS, choose_threads, settle_eval, step_macs
+from ._concurrency import THREADS, Device, choose_threads, settle_eval, step_macs
 from ._limits import check_architecture_limits
 from ._param_hints import REJECTED, REMOVED, removed_message
-from ._params import ARCHITECTURE, BASE_CONSTRAINTS, lighthouse, resolve_device, validate
-from ._routed import ROUTED, RoutedParams, params_for, phase_steps
+from ._params import (
+    ARCHITECTURE,
+    BASE_CONSTRAINTS,
+    lighthouse,
+    n_threads,
+    resolve_device,
+    validate,
+)
+from ._routed import RoutedParams, params_for, phase_steps
 from .augment import Augmentation
 from .claim import RunLock, fit_fingerprint, open_run
 from .data import InputSpec, PanelInfo, check_panel, warn_if_transposed
 from .inference import infer
-from .masking import resolve_masking
+from .masking import Masking, resolve_masking
+from .nn.encoder import TransformerEncoder
 from .nn.heads import LeJEPAModel, ReconstructionModel
+from .nn.lighthouse import Lighthouse
 from .nn.panel_fit import fit_to_panel
+from .objectives import LeJEPALoss
 from .persistence.saving import save as save_estimator
 from .precision import autocast, autocast_dtype, matmul_precision
 from .training import LeJEPANet, MaskedPretrainNet, MaskedSigRegNet, Trainer
+from .training.loop import AdamW, Schedule
 
 #: Serialises the sections of fits that seed torch's global generator (see ``_seeded``).
 SEEDED_LOCK = threading.RLock()
@@ -62,7 +73,7 @@ def estimator_call(method):
     @wraps(method)
     def wrapper(self, *args, **kwargs):
         s = self._settings()
-        ROUTED["device__threads"].check("device__threads", s["device__threads"])
+        n_threads("device__threads", s["device__threads"])
         threads = None if fit and s["device__threads"] is None else self._thread_count()
         saved = dict(self.__dict__) if fit else None
         try:
@@ -104,20 +115,14 @@ class SPTBase(RoutedParams, BaseEstimator):
     arguments of ``__init__`` are stored as given and interpreted in ``fit``.
     """
 
-    #: The routed settings every estimator takes (:data:`sktspt._routed.ROUTED`);
-    #: subclasses add theirs.
-    _routed = (
-        "architecture__n_heads", "architecture__dim_feedforward", "architecture__dropout",
-        "architecture__positional", "tokenizer__patch_size", "tokenizer__length",
-        "attention__levels",
-        "attention__pool", "attention__topk", "attention__recovery", "masking__ratio",
-        "masking__ratio_spread", "masking__mean_span", "masking__channels",
-        "pretrain_objective__sigreg_lambda", "schedule__steps", "schedule__warmup",
-        "schedule__patience", "optimizer__weight_decay", "device__threads",
-        "device__precision",
-    )
+    #: The component of each routed group every estimator takes (skorch's prefixes: the
+    #: group's settings are the component's keyword-only arguments); subclasses add theirs.
+    _routes = {"architecture": TransformerEncoder, "tokenizer": InputSpec.learn,
+               "attention": Lighthouse, "masking": Masking, "pretrain_objective": LeJEPALoss,
+               "schedule": Schedule, "optimizer": AdamW, "device": Device}
 
-    #: The constraint of each parameter both estimators take; subclasses merge in theirs.
+    #: The constraint of each parameter and routed setting both estimators take; subclasses
+    #: merge in theirs.
     _parameter_constraints: dict = BASE_CONSTRAINTS
 
     #: Batches an epoch of an ``"auto"`` phase counts as at least (1: the step budget
@@ -129,7 +134,7 @@ class SPTBase(RoutedParams, BaseEstimator):
     def _check_params(self) -> None:
         """Check every parameter and setting against its constraint, then their relations."""
         self._check_routed()
-        validate(self._settings(), self._constraints(), owner=type(self).__name__)
+        validate(self._settings(), self._parameter_constraints, owner=type(self).__name__)
 
     def _mask_channels(self) -> tuple[int, ...] | None:
         """``masking__channels`` checked against the fitted number of channels."""
@@ -154,8 +159,7 @@ class SPTBase(RoutedParams, BaseEstimator):
         elif hasattr(self, "n_features_in_"):
             del self.n_features_in_
         s = self._settings()
-        self.input_spec_ = InputSpec.learn(X, info, s["tokenizer__patch_size"], s["normalize"],
-                                          s["tokenizer__length"])
+        self.input_spec_ = InputSpec.learn(X, info, s["normalize"], **params_for(s, "tokenizer"))
         # The encoder's arguments: its size, and the architecture__ settings routed to it.
         self._architecture = {"d_model": s["d_model"], "depth": s["depth"],
                               **params_for(s, "architecture"),
@@ -201,7 +205,7 @@ class SPTBase(RoutedParams, BaseEstimator):
         for old, new in REMOVED.items():
             if old in state and new is not None:
                 value = state.pop(old)
-                if new in self._routed and new not in values and value != ROUTED[new].default:
+                if new in self._routed and new not in values and value != self._routed[new]:
                     values[new] = value
         for name, default in REJECTED.items():
             for holder in (state, values):
@@ -322,7 +326,7 @@ class SPTBase(RoutedParams, BaseEstimator):
             validation_fraction=s["validation_fraction"], patience=s["schedule__patience"],
             verbose=s["verbose"], device=resolve_device(s["device"]),
             precision=s["device__precision"], checkpoint_dir=s["checkpoint_dir"],
-            lighthouse=lighthouse(s), lighthouse_recovery=float(s["attention__recovery"]),
+            lighthouse=lighthouse(s),
             input_spec=self.__dict__.get("input_spec_"), owner=type(self).__name__,
         )
 

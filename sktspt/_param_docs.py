@@ -1,20 +1,22 @@
 """The "Parameters" section of the estimators' docstrings, written once.
 
-Each parameter's numpydoc type and description lives here (:data:`PARAMETER_DOCS`, with
-:data:`REGRESSOR_DOCS` and :data:`PRETRAINER_DOCS` for what differs); the default comes
-from the signature of ``__init__``. :func:`document_parameters` fills a class docstring's
-``<parameters>`` mark from them beside the explicit ``__init__`` (as skorch does), and
-keeps the merged table on the class (``_parameter_docs``) for classes that take their
-parameters from another's signature (the sktime adapters).
+Each top-level parameter's numpydoc type and description lives here
+(:data:`PARAMETER_DOCS`, with :data:`REGRESSOR_DOCS` and :data:`PRETRAINER_DOCS` for what
+differs); the default comes from the signature of ``__init__``. A routed setting's type
+and description are those of its component's docstring, its default that of the
+component's signature (:mod:`sktspt._routed`). :func:`document_parameters` fills a class
+docstring's ``<parameters>`` mark from them beside the explicit ``__init__`` (as skorch
+does), and keeps the merged table on the class (``_parameter_docs``) for classes that
+take their parameters from another's signature (the sktime adapters).
 """
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Mapping
 
 from ._params import init_parameters as _init_parameters
-from ._routed import GROUPS, ROUTED
 
 __all__ = ["PARAMETER_DOCS", "PRETRAINER_DOCS", "REGRESSOR_DOCS", "document_parameters",
            "parameters_section"]
@@ -170,6 +172,31 @@ Extra skorch callbacks (instances or ``(name, callback)`` tuples)."""),
 }
 
 _MARK = re.compile(r"^([ \t]*)<parameters>[ \t]*$", re.MULTILINE)
+_ENTRY = re.compile(r"^(\w+) : (.+?)(?:, default=.*)?$")
+
+
+def component_docs(component) -> dict[str, tuple[str, str]]:
+    """The numpydoc "Parameters" entries of ``component`` (and of the package's classes it
+    derives from): ``{name: (type, text)}``."""
+    owners = [c for c in getattr(component, "__mro__", (component,))
+              if c.__module__.startswith("sktspt")]
+    docs: dict[str, tuple[str, list]] = {}
+    for owner in reversed(owners):
+        lines = inspect.cleandoc(owner.__doc__ or "").splitlines()
+        start = lines.index("Parameters") + 2 if "Parameters" in lines else len(lines)
+        name = None
+        for line, after in zip(lines[start:], [*lines[start + 1:], ""], strict=True):
+            if line.startswith(" ") or not line:
+                if name:
+                    docs[name][1].append(line[4:])
+            elif after.startswith("---"):
+                break
+            else:
+                match = _ENTRY.match(line)
+                name = match and match[1]
+                if name:
+                    docs[name] = (match[2], [])
+    return {name: (kind, "\n".join(text).strip("\n")) for name, (kind, text) in docs.items()}
 
 
 def _entry(name: str, kind: str, default, text: str) -> list[str]:
@@ -181,37 +208,46 @@ def _entry(name: str, kind: str, default, text: str) -> list[str]:
 def parameters_section(cls: type, docs: Mapping[str, tuple[str, str]], indent: str = "") -> str:
     """The numpydoc "Parameters" section of ``cls``: its ``__init__``'s names and defaults,
     each with its type and text from ``docs``, then the routed settings it takes (``**kwargs``:
-    ``<group>__<name>``, from :data:`sktspt._routed.ROUTED`), group by group."""
+    ``<group>__<name>``), group by group, each as its component documents it."""
     lines = ["Parameters", "----------"]
-    routed = getattr(cls, "_routed", ())
+    routed = getattr(cls, "_routed", {})
     for name, param in _init_parameters(cls).items():
         if param.kind is param.VAR_KEYWORD or name in routed:
             continue
         kind, text = docs[name]
         lines += _entry(name, kind, param.default, text)
-    if routed:
-        groups = list(dict.fromkeys(name.partition("__")[0] for name in routed))
-        lines += ["**kwargs", "    Routed settings, ``<group>__<name>`` as in skorch: "
-                  + "; ".join(f"``{g}__``: {GROUPS[g]}" for g in groups) + "."]
-        for name in routed:
-            setting = ROUTED[name]
-            lines += _entry(name, setting.kind, setting.default, setting.doc)
+    routes = getattr(cls, "_routes", {})
+    if routes:
+        lines += ["**kwargs", "    Routed settings ``<group>__<name>``: as in skorch, each group's "
+                  "settings are its component's keyword arguments ("
+                  + "; ".join(f"``{g}__``: ``{c.__qualname__}``" for g, c in routes.items())
+                  + ")."]
+    for group, component in routes.items():
+        texts = component_docs(component)
+        for name in (n for n in routed if n.startswith(group + "__")):
+            own = name[len(group) + 2:]
+            if own not in texts:
+                raise RuntimeError(f"{component.__qualname__} does not document {own!r}.")
+            kind, text = texts[own]
+            lines += _entry(name, kind, routed[name], text)
     return "\n".join(f"{indent}{line}" if line else "" for line in lines)
 
 
 def document_parameters(docs: Mapping[str, tuple[str, str]] | None = None):
     """Class decorator: the "Parameters" section in place of the docstring's ``<parameters>``.
 
-    Names and defaults come from the class's ``__init__`` and :data:`sktspt._routed.ROUTED`;
-    types and texts from :data:`PARAMETER_DOCS`, with ``docs`` taking precedence. A parameter
-    without a text is an error at import. The class keeps the merged table as
-    ``_parameter_docs``, from which the sktime adapters document the same parameters.
+    Names and defaults come from the class's ``__init__`` and its routes' components; types
+    and texts from :data:`PARAMETER_DOCS`, with ``docs`` taking precedence, and from the
+    components' docstrings. A parameter without a text is an error at import. The class
+    keeps the merged table as ``_parameter_docs``, from which the sktime adapters document
+    the same parameters.
     """
     table = {**PARAMETER_DOCS, **(docs or {})}
 
     def decorate(cls: type) -> type:
         missing = [name for name, p in _init_parameters(cls).items()
-                   if name not in table and name not in ROUTED and p.kind is not p.VAR_KEYWORD]
+                   if name not in table and name not in getattr(cls, "_routed", {})
+                   and p.kind is not p.VAR_KEYWORD]
         if missing:
             raise RuntimeError(f"{cls.__name__}: no documentation for {missing}.")
         if cls.__doc__:

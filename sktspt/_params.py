@@ -54,6 +54,7 @@ import torch
 from .augment import AUGMENTS
 from .masking import MASKINGS
 from .nn.lighthouse import ATTENTIONS, Lighthouse
+from .nn.positional import POSITIONALS
 from .nn.tokenizers import TOKENIZERS
 from .nn.whitebox import ARCHITECTURES
 from .precision import check_precision
@@ -65,6 +66,7 @@ __all__ = [
     "Options",
     "RELATIONS",
     "check_attention_params",
+    "check_encoder_value",
     "check_value",
     "validate",
 ]
@@ -330,12 +332,43 @@ BASE_CONSTRAINTS: dict[str, Callable[[str, Any], None]] = {
     "device": _device,
     "random_state": random_state,
     "verbose": verbosity,
+    # routed settings (their defaults: each group's component, sktspt._routed)
+    "architecture__n_heads": Integer(1),
+    "architecture__dim_feedforward": Integer(1),
+    "architecture__dropout": Number(lambda v: 0 <= v < 1, "a number in [0, 1)"),
+    "architecture__positional": Options(POSITIONALS),
+    "tokenizer__patch_size": Integer(1, auto=True, what="a positive integer or 'auto'"),
+    "tokenizer__length": Integer(2, none=True, what="None or an integer >= 2"),
+    "attention__levels": Integer(1, what="an integer >= 1"),
+    "attention__pool": Integer(2, what="an integer >= 2"),
+    "attention__topk": Integer(1, what="an integer >= 1"),
+    "attention__recovery": Number(lambda v: 0 <= v <= 1, "a number in [0, 1]"),
+    "masking__ratio": Number(lambda v: 0 < v < 1, "a number in (0, 1)"),
+    "masking__ratio_spread": Number(lambda v: 0 <= v < 0.5, "a number in [0, 0.5)"),
+    "masking__mean_span": Number(lambda v: 0 < v < math.inf, "None or a positive number",
+                                 none=True),
+    "masking__channels": channels,
+    "pretrain_objective__sigreg_lambda": Number(lambda v: 0 <= v <= 1, "a number in [0, 1]"),
+    "schedule__steps": Integer(1, auto=True),
+    "schedule__warmup": Number(lambda v: 0 <= v < 1, '"auto" or a number in [0, 1)',
+                               auto=True),
+    "schedule__patience": Integer(1, none=True),
+    "optimizer__weight_decay": Number(lambda v: 0 <= v < math.inf, "a non-negative number"),
+    "device__threads": n_threads,
+    "device__precision": precision,
 }
 
 
 def check_value(name: str, value) -> None:
     """Check one value of a parameter both estimators take (:data:`BASE_CONSTRAINTS`)."""
     BASE_CONSTRAINTS[name](name, value)
+
+
+def check_encoder_value(field: str, value) -> None:
+    """Check one argument of the encoder (``encoder_kwargs_``) as ``fit`` would check the
+    parameter, or the ``architecture__`` setting, that gives it."""
+    check = BASE_CONSTRAINTS.get(field) or BASE_CONSTRAINTS[f"architecture__{field}"]
+    check(field, value)
 
 
 # --- constraints between parameters -------------------------------------------------------
@@ -353,12 +386,11 @@ def check_attention_params(attention: str, levels, pool, topk, recovery,
     attention. The settings are checked whichever attention is chosen.
     """
     BASE_CONSTRAINTS["attention"]("attention", attention)
-    cfg = Lighthouse(
-        levels=_as_int(levels, "attention__levels", 1),
-        pool=_as_int(pool, "attention__pool", 2),
-        topk=_as_int(topk, "attention__topk", 1),
-    )
+    sizes = dict(levels=_as_int(levels, "attention__levels", 1),
+                 pool=_as_int(pool, "attention__pool", 2),
+                 topk=_as_int(topk, "attention__topk", 1))
     Number(lambda v: 0 <= v <= 1, "a number in [0, 1]")("attention__recovery", recovery)
+    cfg = Lighthouse(**sizes, recovery=float(recovery))
     if attention == "dense":
         return None
     if cfg.tile_tokens > 2**24:

@@ -11,8 +11,8 @@ from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
 
 from sktspt import SPTClassifier, SPTClassifierSktime, SPTPretrainer, SPTRegressor
+from sktspt._param_docs import component_docs
 from sktspt._param_hints import REJECTED, REMOVED
-from sktspt._routed import ROUTED
 
 
 def _explicit(cls) -> list[str]:
@@ -27,8 +27,22 @@ def test_the_surface_is_at_most_25_parameters():
     assert len(_explicit(SPTRegressor)) == 23
     assert len(_explicit(SPTPretrainer)) <= 22
     for cls in (SPTClassifier, SPTRegressor, SPTPretrainer):
-        assert set(cls._routed) <= set(ROUTED)
         assert not set(cls._routed) & set(_explicit(cls))
+
+
+@pytest.mark.parametrize("cls", [SPTClassifier, SPTRegressor, SPTPretrainer])
+def test_a_routed_setting_is_its_components_keyword_argument(cls):
+    """skorch's routing: ``<group>__<name>`` is keyword argument ``name`` of the group's
+    component, with that argument's default and documentation (no table of their own)."""
+    assert cls._routed and set(cls._routes) == {n.partition("__")[0] for n in cls._routed}
+    for name, default in cls._routed.items():
+        group, _, own = name.partition("__")
+        param = inspect.signature(cls._routes[group]).parameters[own]
+        assert param.kind is param.KEYWORD_ONLY and param.default is default
+        kind, text = component_docs(cls._routes[group])[own]
+        assert f"{name} : {kind}, default=" in cls.__doc__ and text.split()[0] in cls.__doc__
+    assert SPTClassifier._routed["optimizer__weight_decay"] == 0.01  # not torch's, by chance
+    assert "schedule__pretrain_share" not in SPTPretrainer._routed
 
 
 def test_a_routed_setting_is_stored_and_returned_only_when_given():
@@ -36,7 +50,7 @@ def test_a_routed_setting_is_stored_and_returned_only_when_given():
     assert clf.attention__levels == 2
     params = clf.get_params(deep=False)
     assert params["attention__levels"] == 2 and "attention__pool" not in params
-    assert clf._settings()["attention__pool"] == ROUTED["attention__pool"].default
+    assert clf._settings()["attention__pool"] == SPTClassifier._routed["attention__pool"]
     assert "attention__levels" not in SPTClassifier().get_params()
     assert repr(clf) == "SPTClassifier(attention='lighthouse', attention__levels=2)"
 
@@ -84,7 +98,8 @@ def test_routed_settings_are_not_public_attributes_but_read_as_them():
     est = SPTClassifier(attention__levels=4)
     public = {k for k in vars(est) if not k.startswith("_")}
     assert public == set(SPTClassifier._get_param_names())
-    assert est.attention__levels == 4 and est.attention__pool == ROUTED["attention__pool"].default
+    assert est.attention__levels == 4
+    assert est.attention__pool == SPTClassifier._routed["attention__pool"]
 
 
 def test_an_invalid_routed_value_names_the_setting():
@@ -97,7 +112,7 @@ def test_an_invalid_routed_value_names_the_setting():
 def test_an_old_flat_name_raises_naming_its_routed_setting(old):
     new = REMOVED[old]
     message = rf"SPTClassifier\({old}=\.\.\.\) was removed in 0\.5; use {new}=\.\.\. instead"
-    value = ROUTED[new].default if new in ROUTED else None
+    value = SPTClassifier._routed.get(new)
     with pytest.raises(TypeError, match=message):
         SPTClassifier(**{old: value})
     with pytest.raises(TypeError, match=message):

@@ -21,7 +21,6 @@ from safetensors.torch import load as load_tensors
 from skorch.history import History
 
 from .._param_hints import REJECTED, REMOVED, REMOVED_IN
-from .._routed import ROUTED
 from ..classifier import SPTClassifier
 from ..pretrained import is_encoder_name
 from ..pretrainer import SPTPretrainer
@@ -78,11 +77,15 @@ def translate_params(cls, params: dict) -> dict:
                 f"the model was fitted with {key}={value!r}, which sktspt {REMOVED_IN} removed "
                 "(the project's evidence did not support it: docs/tuning-history.md); load "
                 f"it with sktspt 0.4 or earlier, which read it")
-        if new in ROUTED and new not in cls._routed and value == ROUTED[new].default:
+        if new in _ROUTED and new not in cls._routed and value == _ROUTED[new]:
             continue
         if new not in out:
             out[new] = value
     return out
+
+
+#: The default of every routed setting of any estimator.
+_ROUTED = {**SPTPretrainer._routed, **SPTRegressor._routed, **SPTClassifier._routed}
 
 
 def _same(value, default) -> bool:
@@ -146,7 +149,7 @@ def _build(meta: dict, device, probe: bool = False):
             params.setdefault(key, before)
     # A setting at today's default counts as not given, as in the estimator that was saved.
     params = {k: v for k, v in params.items()
-              if not (k in ROUTED and _same(v, ROUTED[k].default))}
+              if not (k in cls._routed and _same(v, cls._routed[k]))}
     if params.get("callbacks") not in (None, []):
         raise ValueError(f"callbacks must be None in a saved model, got {params['callbacks']!r}")
     # A shipped encoder's name may stay: the weights already hold what it started from.
