@@ -67,7 +67,6 @@ __all__ = [
     "RELATIONS",
     "check_attention_params",
     "check_encoder_value",
-    "check_value",
     "validate",
 ]
 
@@ -357,11 +356,6 @@ BASE_CONSTRAINTS: dict[str, Callable[[str, Any], None]] = {
     "device__threads": n_threads,
     "device__precision": precision,
 }
-
-
-def check_value(name: str, value) -> None:
-    """Check one value of a parameter both estimators take (:data:`BASE_CONSTRAINTS`)."""
-    BASE_CONSTRAINTS[name](name, value)
 
 
 def check_encoder_value(field: str, value) -> None:

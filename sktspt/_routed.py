@@ -1,17 +1,14 @@
-"""Routed settings: ``<group>__<name>`` keywords that go to the component that takes them,
-as skorch routes ``module__x`` to the module's own constructor (``get_params_for``).
+"""Routed settings: ``<group>__<name>`` keywords for the component that takes them, as
+skorch routes ``module__x`` to the module's own constructor (``get_params_for``).
 
-An estimator names each group's component in ``_routes`` (``{"attention": Lighthouse,
-...}``); the group's settings are that component's keyword-only arguments, their defaults
-those of its signature (read with :func:`inspect.signature`, as scikit-learn reads
-``__init__``: :func:`routed_defaults`) and their documentation its docstring's
-"Parameters" section (:mod:`sktspt._param_docs`). An estimator's ``__init__`` takes its
-top-level parameters by name and the settings as keywords (``attention="lighthouse",
-attention__levels=3``). :class:`RoutedParams` stores the settings given, returns them
-from ``get_params`` and takes them in ``set_params`` (so ``clone``, pickling and
-``GridSearchCV`` over ``attention__levels`` work), and :meth:`RoutedParams._settings`
-resolves every parameter and setting into one plain dict, which is what the internals
-read.
+An estimator names each group's component in ``_routes`` (``{"attention": Lighthouse}``);
+the group's settings are the component's keyword-only arguments, with the defaults of its
+signature (:func:`routed_defaults`, read with :func:`inspect.signature` as scikit-learn
+reads ``__init__``) and the documentation of its docstring (:mod:`sktspt._param_docs`).
+:class:`RoutedParams` stores the settings given, returns them from ``get_params`` and
+takes them in ``set_params`` (so ``clone``, pickling and ``GridSearchCV`` over
+``attention__levels`` work); :meth:`RoutedParams._settings` resolves every parameter and
+setting into the one plain dict that the internals read.
 
 The old flat names (``mask_ratio`` for ``masking__ratio``) and the options the project's
 evidence rejected were removed in 0.5: passing one raises ``TypeError`` saying so

@@ -28,6 +28,7 @@ from .unlabeled import labeled_rows, split_unlabeled
 
 __all__ = ["SPTClassifier"]
 
+
 class CrossEntropyLoss(torch.nn.CrossEntropyLoss):
     """torch's cross-entropy, with this package's label smoothing: the classifier's
     ``criterion__`` settings, routed by skorch (``criterion__label_smoothing``).
