@@ -41,6 +41,7 @@ from .objectives import LeJEPALoss
 from .persistence.saving import save as save_estimator
 from .precision import autocast, autocast_dtype, matmul_precision
 from .training import LeJEPANet, MaskedPretrainNet, MaskedSigRegNet, Trainer
+from .training.callbacks import ResumableCheckpoint, checkpoint_folder
 from .training.loop import AdamW, Schedule
 
 #: Serialises the sections of fits that seed torch's global generator (see ``_seeded``).
@@ -65,8 +66,8 @@ def estimator_call(method):
     ``fit`` resolves and validates every parameter and setting once, before anything
     else, into one read-only mapping that the whole fit reads (:meth:`SPTBase._settings`).
     On any exception (a validation error, a failure during training, an interrupt) every
-    attribute is put back as it was (the previous fitted state, or none); the lock of
-    ``checkpoint_dir`` is released on every exit path.
+    attribute is put back as it was (the previous fitted state, or none); the lock of the
+    checkpoint folder (:class:`~sktspt.ResumableCheckpoint`) is released on every exit path.
     """
     fit = method.__name__ == "fit"
 
@@ -134,7 +135,12 @@ class SPTBase(RoutedParams, BaseEstimator):
     def _check_params(self) -> None:
         """Check every parameter and setting against its constraint, then their relations."""
         self._check_routed()
-        validate(self._settings(), self._parameter_constraints, owner=type(self).__name__)
+        s = self._settings()
+        validate(s, self._parameter_constraints, owner=type(self).__name__)
+        checkpoint_folder(s["callbacks"])
+        if checkpoint_folder(s.get("pretrain__callbacks")) is not None:
+            raise ValueError("A ResumableCheckpoint goes in callbacks, not pretrain__callbacks: "
+                             "it checkpoints both phases of the fit.")
 
     def _mask_channels(self) -> tuple[int, ...] | None:
         """``masking__channels`` checked against the fitted number of channels."""
@@ -202,6 +208,11 @@ class SPTBase(RoutedParams, BaseEstimator):
         # option is dropped where it was unused and refused where it was set, as are those
         # that pickles of 0.4 keep among their settings.
         values = dict(state.get("_routed_values", {}))
+        # The checkpoint folder of earlier pickles (0.4's callbacks__checkpoint_dir setting,
+        # then a checkpoint_dir parameter) is a ResumableCheckpoint among the callbacks.
+        folder = state.pop("checkpoint_dir", None) or values.pop("callbacks__checkpoint_dir", None)
+        if folder is not None:
+            state["callbacks"] = [*(state.get("callbacks") or ()), ResumableCheckpoint(folder)]
         for old, new in REMOVED.items():
             if old in state and new is not None:
                 value = state.pop(old)
@@ -212,12 +223,9 @@ class SPTBase(RoutedParams, BaseEstimator):
                 if name in holder and not _unset(holder.pop(name), default):
                     raise TypeError(f"This pickle sets {name}; {removed_message(type(self), name)}"
                                     " Unpickle it with sktspt 0.4 or earlier.")
-        # Pickles of 0.4 hold checkpoint_dir and pretrain__callbacks as callbacks__ settings.
-        explicit = self._get_param_names()
+        # Pickles of 0.4 hold pretrain__callbacks as a callbacks__ setting.
         for old, new in REMOVED.items():
-            if new in explicit:
-                state.setdefault(new, values.pop(old, None))
-            elif old in values and new in self._routed:
+            if old in values and new in self._routed:
                 values.setdefault(new, values.pop(old))
         state["_routed_values"] = values
         super().__setstate__(state)
@@ -272,8 +280,8 @@ class SPTBase(RoutedParams, BaseEstimator):
         (``SEEDED_LOCK``), so that fits in threads equal serial ones and the caller's
         state is restored intact. With ``threads`` the section holds the fit's torch
         thread count (:meth:`_thread_count`); building a net whose weights are then
-        loaded does not need one. Leaving the section also releases
-        ``checkpoint_dir``.
+        loaded does not need one. Leaving the section also releases the checkpoint
+        folder.
         """
         try:
             with THREADS.hold(self._thread_count() if threads else None), SEEDED_LOCK, \
@@ -325,13 +333,14 @@ class SPTBase(RoutedParams, BaseEstimator):
             auto_min_batches=self._auto_min_batches,
             validation_fraction=s["validation_fraction"], patience=s["schedule__patience"],
             verbose=s["verbose"], device=resolve_device(s["device"]),
-            precision=s["device__precision"], checkpoint_dir=s["checkpoint_dir"],
+            precision=s["device__precision"], checkpoint_dir=checkpoint_folder(s["callbacks"]),
             lighthouse=lighthouse(s),
             input_spec=self.__dict__.get("input_spec_"), owner=type(self).__name__,
         )
 
     def _resume_seed(self, seed: int, *arrays) -> int:
-        """With ``checkpoint_dir``: claim it for this fit and return the seed to use.
+        """With a :class:`~sktspt.ResumableCheckpoint` in ``callbacks``: claim its folder for
+        this fit and return the seed to use.
 
         Takes an exclusive lock on the folder (held until the seeded section of the fit
         ends) and checks the fingerprint of everything that shapes the result (parameters,
@@ -339,7 +348,7 @@ class SPTBase(RoutedParams, BaseEstimator):
         fit that wrote it.
         """
         self._release_run()
-        directory = self._settings()["checkpoint_dir"]
+        directory = checkpoint_folder(self._settings()["callbacks"])
         if directory is None:
             return seed
         arrays = [a if a is None or isinstance(a, np.ndarray) else check_panel(a)[0]

@@ -107,18 +107,11 @@ handling are used."""),
 When True and already fitted, ``fit`` continues fine-tuning the current weights
 for ``max_epochs`` more epochs, without pretraining again. (Not in the sktime
 adapter: sktime's ``fit`` resets the estimator, so there is nothing to continue.)"""),
-    "callbacks": ("list or None", "Extra skorch callbacks for fine-tuning."),
-    "checkpoint_dir": ("str, path or None", """
-Folder for resumable checkpoints (one per epoch, in each phase). When set, a ``fit``
-that was interrupted (Ctrl-C, a killed process) resumes from its last checkpoint when
-called again with the same data and parameters, losing at most the epoch in progress; a
-finished fit is reloaded, not retrained. Use one folder per fit: a folder written by a
-different fit raises ``ValueError`` (so leave it None under sktime's ``evaluate`` and
-benchmarks, which fit clones repeatedly). None writes nothing. A top-level parameter,
-not a routed one: ``callbacks__<name>__<param>`` is skorch's route to a callback's own
-parameter, so 0.4's ``callbacks__checkpoint_dir`` (and ``callbacks__pretrain``, now
-``pretrain__callbacks``: the pretraining net's own ``callbacks``) raise ``TypeError``
-naming the new spelling."""),
+    "callbacks": ("list or None", """
+Extra skorch callbacks for fine-tuning (instances or ``(name, callback)`` tuples). A
+:class:`~sktspt.ResumableCheckpoint` among them makes the whole fit resumable, both
+phases (0.4's ``callbacks__checkpoint_dir`` and 0.5's ``checkpoint_dir`` raise
+``TypeError`` naming it)."""),
     "device": ("str", 'Torch device; ``"auto"`` picks CUDA when available.'),
     "random_state": ("int, RandomState or None", """
 Seeds weights, masks, shuffling and validation splits."""),
@@ -168,7 +161,8 @@ PRETRAINER_DOCS: dict[str, tuple[str, str]] = {
 Self-pretraining epochs, ``>= 0``. ``"auto"``: the epochs that give about
 ``schedule__steps`` optimizer steps (``pretrain_epochs_`` after fit)."""),
     "callbacks": ("list or None", """
-Extra skorch callbacks (instances or ``(name, callback)`` tuples)."""),
+Extra skorch callbacks (instances or ``(name, callback)`` tuples); with a
+:class:`~sktspt.ResumableCheckpoint` among them, an interrupted fit resumes."""),
 }
 
 _MARK = re.compile(r"^([ \t]*)<parameters>[ \t]*$", re.MULTILINE)

@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import inspect
 import math
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -212,12 +211,6 @@ def n_threads(name: str, value) -> None:
                          f"{MAX_THREADS}, got {show(value)}.")
 
 
-def path_or_none(name: str, value) -> None:
-    """None or a path (``str`` or ``os.PathLike``)."""
-    if value is not None and not isinstance(value, str | os.PathLike):
-        raise TypeError(f"{name} must be None or a path, got {type(value).__name__}.")
-
-
 def _is_callback(value) -> bool:
     """A skorch callback (instance or class: skorch makes the instance), by its interface."""
     return callable(getattr(value, "initialize", None))
@@ -326,7 +319,6 @@ BASE_CONSTRAINTS: dict[str, Callable[[str, Any], None]] = {
     "augment": _augment,
     "validation_fraction": Number(lambda v: 0 <= v < 1, "a number in [0, 1)"),
     "callbacks": callbacks_or_none,
-    "checkpoint_dir": path_or_none,
     # running
     "device": _device,
     "random_state": random_state,

@@ -157,7 +157,6 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
         pretrainer=None,
         validation_fraction=0.0,
         callbacks=None,
-        checkpoint_dir=None,
         random_state=None,
         device="cpu",
         verbose=0,
@@ -183,7 +182,6 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
         self.pretrainer = pretrainer
         self.validation_fraction = validation_fraction
         self.callbacks = callbacks
-        self.checkpoint_dir = checkpoint_dir
         self.random_state = random_state
         self.device = device
         self.verbose = verbose

@@ -20,7 +20,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load as load_tensors
 from skorch.history import History
 
-from .._param_hints import REJECTED, REMOVED, REMOVED_IN
+from .._param_hints import CHECKPOINT, REJECTED, REMOVED, REMOVED_IN
 from ..classifier import SPTClassifier
 from ..pretrained import is_encoder_name
 from ..pretrainer import SPTPretrainer
@@ -68,6 +68,8 @@ def translate_params(cls, params: dict) -> dict:
     renamed = {**REMOVED, **getattr(cls, "_removed", {})}
     for key, value in params.items():
         new = renamed.get(key, key)
+        if new == CHECKPOINT:  # a loaded model never writes into the folder of its fit
+            continue
         if isinstance(value, str) and value == "deprecated":
             continue
         if key in REJECTED and value == REJECTED[key]:
@@ -164,9 +166,6 @@ def _build(meta: dict, device, probe: bool = False):
             _usable_device(params.get("device", "cpu")) if device is None
             else _usable_device(device)
         )
-    # A loaded model trains (warm start) and predicts; it never writes into the folder
-    # of the fit that made it, which may belong to someone else by now.
-    params.pop("checkpoint_dir", None)
     est = cls(**params)
     fitted = meta["fitted"]
     spec, encoder_kwargs = read_input_spec(est, fitted)
@@ -238,8 +237,8 @@ def load(path: str | os.PathLike, device: str | None = None):
     -------
     SPTClassifier, SPTRegressor or SPTPretrainer
         The fitted estimator; ``predict`` / ``transform`` give what they gave before
-        saving. Its ``checkpoint_dir`` is None: a loaded model never writes checkpoints
-        into the folder of the fit that made it.
+        saving. Its ``callbacks`` hold no :class:`~sktspt.ResumableCheckpoint`: a loaded
+        model never writes checkpoints into the folder of the fit that made it.
 
     Raises
     ------

@@ -149,8 +149,8 @@ class Trainer:
         verbose: 0 silent, 1 a progress bar per phase, 2 skorch's epoch table.
         device: torch device the nets train on (resolved, never ``"auto"``).
         precision: the estimator's ``precision`` (see :mod:`sktspt.precision`).
-        checkpoint_dir: folder of the phases' checkpoints (``checkpoint_dir``),
-            or None.
+        checkpoint_dir: folder of the phases' checkpoints (the ``dirname`` of the
+            estimator's :class:`~sktspt.training.resume.ResumableCheckpoint`), or None.
         lighthouse: Lighthouse settings for sparse attention in training (its
             ``recovery``: share of a phase's last steps trained dense again), or None.
         input_spec: what fit learned about the input (batches of unequal-length series
@@ -274,7 +274,7 @@ class Trainer:
     def callbacks(
         self, n_train: int, epochs: int, has_valid: bool, user=(), phase: str | None = None
     ) -> list:
-        """Default callbacks; with ``checkpoint_dir`` set, ``phase`` names the checkpoint folder."""
+        """Default callbacks; with a ``checkpoint_dir``, ``phase`` names the checkpoint folder."""
         steps = epochs * max(1, math.ceil(n_train / self.batch_size))
         schedule = WarmupCosine(steps, warmup_steps=resolve_warmup(self.warmup, steps))
         checkpoint = self.checkpoint(phase)
@@ -340,12 +340,12 @@ class Trainer:
             )
             if checkpoint is None:
                 raise KeyboardInterrupt(
-                    f"{where} Set checkpoint_dir to be able to resume an interrupted "
-                    "fit."
+                    f"{where} Pass callbacks=[ResumableCheckpoint(dirname)] to be able to "
+                    "resume an interrupted fit."
                 )
             raise KeyboardInterrupt(
-                f"{where} Call fit again with checkpoint_dir="
-                f"{self.checkpoint_dir!r} to resume from epoch {checkpoint.epochs_done()}."
+                f"{where} Call fit again with ResumableCheckpoint({self.checkpoint_dir!r}) "
+                f"to resume from epoch {checkpoint.epochs_done()}."
             )
         if checkpoint is not None:
             checkpoint.finish(net)
