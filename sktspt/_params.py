@@ -15,28 +15,11 @@ parameter's numpydoc entry, from which the "Parameters" section of each class do
 written, is :mod:`sktspt._param_docs`'; the closest valid parameter of an unknown keyword
 is :mod:`sktspt._param_hints`'.
 
-Why small constraint callables of our own rather than scikit-learn's
-``_parameter_constraints`` machinery:
-
-- scikit-learn's machinery (``sklearn.utils._param_validation``: ``Interval``,
-  ``StrOptions``, ``validate_parameter_constraints``, ``_fit_context``) is private. It
-  carries no deprecation policy and has changed between releases; imbalanced-learn
-  vendors a copy of it for that reason. A package that supports a range of scikit-learn
-  versions should not build its validation on it.
-- Its messages are generic ("The 'lr' parameter of SPTClassifier must be a float in the
-  range (0, inf). Got 'fast' instead.") and its error class is ``InvalidParameterError``.
-  Ours say what the value is for (``mean_span must be None or a positive number``,
-  ``normalize must be 'auto', 'global', 'instance' or None``), are pinned by the tests
-  and documented, and stay plain ``ValueError`` / ``TypeError``.
-- Several checks are not about one value: ``d_model`` divisible by ``n_heads``,
-  Lighthouse attention needing ``depth >= 3``, a CUDA ``device`` needing a usable GPU.
-  They run after the per-parameter constraints (:data:`RELATIONS`), in the same place.
-- ``bool`` is never a number here (``depth=True`` is a mistake, not 1), which
-  scikit-learn's ``Interval(Integral, ...)`` does not reject.
-
 The constraints are plain callables ``check(name, value)`` that raise, so a parameter
 checked by the code that interprets it (``precision`` by
 :func:`sktspt.precision.check_precision`) points at that function instead of copying it.
+Why callables of our own rather than scikit-learn's private ``_param_validation``:
+``docs/architecture.md``.
 """
 
 from __future__ import annotations
@@ -64,7 +47,6 @@ __all__ = [
     "Number",
     "Options",
     "RELATIONS",
-    "check_attention_params",
     "check_encoder_value",
     "validate",
 ]
@@ -359,44 +341,28 @@ def check_encoder_value(field: str, value) -> None:
 
 # --- constraints between parameters -------------------------------------------------------
 # Each takes the resolved settings (a plain dict: ``RoutedParams._settings``).
-def _as_int(value, name: str, low: int) -> int:
-    Integer(low, what=f"an integer >= {low}")(name, value)
-    return int(value)
-
-
-def check_attention_params(attention: str, levels, pool, topk, recovery,
-                           depth=None) -> Lighthouse | None:
-    """Validate ``attention`` and its ``attention__*`` settings.
-
-    Returns the :class:`~sktspt.nn.lighthouse.Lighthouse` settings, or None for dense
-    attention. The settings are checked whichever attention is chosen.
-    """
-    BASE_CONSTRAINTS["attention"]("attention", attention)
-    sizes = dict(levels=_as_int(levels, "attention__levels", 1),
-                 pool=_as_int(pool, "attention__pool", 2),
-                 topk=_as_int(topk, "attention__topk", 1))
-    Number(lambda v: 0 <= v <= 1, "a number in [0, 1]")("attention__recovery", recovery)
-    cfg = Lighthouse(**sizes, recovery=float(recovery))
-    if attention == "dense":
+def lighthouse(s: dict) -> Lighthouse | None:
+    """The Lighthouse settings of resolved settings ``s`` (None for dense attention); the
+    ``attention__`` settings are checked whichever attention is chosen."""
+    names = ("attention__levels", "attention__pool", "attention__topk", "attention__recovery")
+    validate(s, BASE_CONSTRAINTS, ("attention", *names))
+    if s["attention"] == "dense":
         return None
+    levels, pool, topk, recovery = (s[name] for name in names)
+    cfg = Lighthouse(levels=int(levels), pool=int(pool), topk=int(topk),
+                     recovery=float(recovery))
     if cfg.tile_tokens > 2**24:
         raise ValueError(
             f"attention__pool={cfg.pool} and attention__levels={cfg.levels} make tiles of "
             f"{cfg.tile_tokens} tokens; lower one of them."
         )
+    depth = s["depth"]
     if isinstance(depth, int | np.integer) and not isinstance(depth, bool) and depth < 3:
         raise ValueError(
             f"attention='lighthouse' needs depth >= 3, got depth={int(depth)}: the first and "
             "last layers always stay dense, so there would be no layer to make sparse."
         )
     return cfg
-
-
-def lighthouse(s: dict) -> Lighthouse | None:
-    """The Lighthouse settings of resolved settings ``s`` (None for dense attention)."""
-    return check_attention_params(
-        s["attention"], s["attention__levels"], s["attention__pool"], s["attention__topk"],
-        s["attention__recovery"], s["depth"])
 
 
 def _heads_divide_width(s: dict) -> None:
