@@ -19,14 +19,7 @@ from skorch.net import NeuralNet
 from ._concurrency import THREADS, Device, choose_threads, settle_eval, step_macs
 from ._limits import check_architecture_limits
 from ._param_hints import REJECTED, REMOVED, removed_message
-from ._params import (
-    ARCHITECTURE,
-    BASE_CONSTRAINTS,
-    lighthouse,
-    n_threads,
-    resolve_device,
-    validate,
-)
+from ._params import ARCHITECTURE, BASE_CONSTRAINTS, lighthouse, resolve_device, validate
 from ._routed import RoutedParams, params_for, phase_steps
 from .augment import Augmentation
 from .claim import RunLock, fit_fingerprint, open_run
@@ -74,7 +67,7 @@ def estimator_call(method):
     @wraps(method)
     def wrapper(self, *args, **kwargs):
         s = self._settings()
-        n_threads("device__threads", s["device__threads"])
+        BASE_CONSTRAINTS["device__threads"]("device__threads", s["device__threads"])
         threads = None if fit and s["device__threads"] is None else self._thread_count()
         saved = dict(self.__dict__) if fit else None
         try:

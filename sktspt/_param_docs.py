@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import textwrap
 from collections.abc import Mapping
 
 from ._params import init_parameters as _init_parameters
@@ -166,31 +167,21 @@ Extra skorch callbacks (instances or ``(name, callback)`` tuples); with a
 }
 
 _MARK = re.compile(r"^([ \t]*)<parameters>[ \t]*$", re.MULTILINE)
-_ENTRY = re.compile(r"^(\w+) : (.+?)(?:, default=.*)?$")
+_ENTRY = re.compile(r"^(\w+) : (.+?)(?:, default=.*)?\n((?:(?: {4}.*)?\n)*)", re.MULTILINE)
+_HEADING = re.compile(r"^\S.*\n-{3,}$", re.MULTILINE)
 
 
 def component_docs(component) -> dict[str, tuple[str, str]]:
     """The numpydoc "Parameters" entries of ``component`` (and of the package's classes it
     derives from): ``{name: (type, text)}``."""
-    owners = [c for c in getattr(component, "__mro__", (component,))
-              if c.__module__.startswith("sktspt")]
-    docs: dict[str, tuple[str, list]] = {}
-    for owner in reversed(owners):
-        lines = inspect.cleandoc(owner.__doc__ or "").splitlines()
-        start = lines.index("Parameters") + 2 if "Parameters" in lines else len(lines)
-        name = None
-        for line, after in zip(lines[start:], [*lines[start + 1:], ""], strict=True):
-            if line.startswith(" ") or not line:
-                if name:
-                    docs[name][1].append(line[4:])
-            elif after.startswith("---"):
-                break
-            else:
-                match = _ENTRY.match(line)
-                name = match and match[1]
-                if name:
-                    docs[name] = (match[2], [])
-    return {name: (kind, "\n".join(text).strip("\n")) for name, (kind, text) in docs.items()}
+    docs = {}
+    for owner in reversed(getattr(component, "__mro__", (component,))):
+        if owner.__module__.startswith("sktspt"):
+            section = inspect.cleandoc(owner.__doc__ or "").partition("Parameters\n-")[2]
+            section = _HEADING.split(section.partition("\n")[2] + "\n")[0]
+            docs.update({name: (kind, textwrap.dedent(text).strip("\n"))
+                         for name, kind, text in _ENTRY.findall(section)})
+    return docs
 
 
 def _entry(name: str, kind: str, default, text: str) -> list[str]:

@@ -28,14 +28,7 @@ from ._bounded import read_json_bounded
 from .data import InputSpec
 from .persistence.format import MAX_METADATA_BYTES, atomic_write, plain
 from .training.callbacks import without_checkpoint
-from .training.resume import (
-    _EPOCH_DIR,
-    FINAL,
-    LOCK_FILE,
-    RUN_FILE,
-    RUN_FORMAT,
-    fingerprint_arrays,
-)
+from .training.resume import _EPOCH_DIR, FINAL, LOCK_FILE, RUN_FILE, RUN_FORMAT, fingerprint_arrays
 
 __all__ = ["RunLock", "differing_parts", "fit_fingerprint", "has_checkpoints", "open_run"]
 

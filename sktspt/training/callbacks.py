@@ -134,7 +134,5 @@ def checkpoint_folder(callbacks) -> str | os.PathLike | None:
 
 def without_checkpoint(callbacks):
     """``callbacks`` less any :class:`ResumableCheckpoint` (None where nothing is left)."""
-    if callbacks is None:
-        return None
-    kept = [c for c in callbacks if not isinstance(_callback(c), ResumableCheckpoint)]
-    return kept if kept or not callbacks else None
+    kept = [c for c in callbacks or () if not isinstance(_callback(c), ResumableCheckpoint)]
+    return kept if kept or callbacks == [] else None

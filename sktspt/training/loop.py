@@ -104,8 +104,6 @@ class TwoPhaseSchedule(Schedule):
 
     Parameters
     ----------
-    steps, warmup, patience
-        As for :class:`Schedule`.
     pretrain_share : float
         Share of the ``2 * schedule__steps`` optimizer steps that pretraining takes when
         ``pretrain_epochs`` and ``max_epochs`` are both ``"auto"``, in ``(0, 1)``; fine-tuning
