@@ -250,6 +250,8 @@ def test_checkpoint_dir_must_be_a_path_and_one(data, tmp_path):
     two = [ResumableCheckpoint(tmp_path), ("other", ResumableCheckpoint(tmp_path / "b"))]
     with pytest.raises(ValueError, match="more than one ResumableCheckpoint"):
         SPTClassifier(callbacks=two, **TINY).fit(X, y)
+    with pytest.raises(ValueError, match="goes in callbacks, not pretrain__callbacks"):
+        SPTClassifier(pretrain__callbacks=two[:1], **TINY).fit(X, y)
     assert not os.listdir(tmp_path)
 
 

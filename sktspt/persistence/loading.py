@@ -79,15 +79,15 @@ def translate_params(cls, params: dict) -> dict:
                 f"the model was fitted with {key}={value!r}, which sktspt {REMOVED_IN} removed "
                 "(the project's evidence did not support it: docs/tuning-history.md); load "
                 f"it with sktspt 0.4 or earlier, which read it")
-        if new in _ROUTED and new not in cls._routed and value == _ROUTED[new]:
+        if new in _DEFAULTS and new not in cls._routed and value == _DEFAULTS[new]:
             continue
         if new not in out:
             out[new] = value
     return out
 
 
-#: The default of every routed setting of any estimator.
-_ROUTED = {**SPTPretrainer._routed, **SPTRegressor._routed, **SPTClassifier._routed}
+#: The default of every routed setting of any estimator (their components' signatures).
+_DEFAULTS = {**SPTPretrainer._routed, **SPTRegressor._routed, **SPTClassifier._routed}
 
 
 def _same(value, default) -> bool:
