@@ -293,7 +293,7 @@ def report(speed_rows, blocks, sweep, pre, cls, command: str, minutes: float) ->
         "`attention=\"lighthouse\"` (on `SPTClassifier`, `SPTPretrainer` and the sktime "
         "adapters) trains every layer but the first and the last with Lighthouse "
         "hierarchical sparse attention (`sktspt/nn/lighthouse.py`), then the last "
-        "`lighthouse_recovery` (10 %) of each phase's steps densely; validation, prediction "
+        "`attention__recovery` (10 %) of each phase's steps densely; validation, prediction "
         "and `transform` are always dense, so a fitted or saved model is an ordinary one. "
         f"Defaults: {DEFAULT.levels} levels, pool {DEFAULT.pool}, top-{DEFAULT.topk} per tile "
         f"of {DEFAULT.tile_tokens:,} tokens ({DEFAULT.tile_windows} coarsest windows): a tile "

@@ -23,7 +23,6 @@ from skorch.callbacks import Freezer, Unfreezer
 from sktime.datasets import load_UCR_UEA_dataset
 
 from sktspt import SPTClassifier
-from sktspt._routed import ROUTED
 from sktspt.benchmark import HELDOUT, load_dataset
 from sktspt.benchmark.labels import labelled_subset
 from sktspt.data import resolve_patch_size
@@ -379,7 +378,7 @@ def fit_score(params: dict, X, y, train, test, scratch: bool, seed: int,
         pre, fine = params.get("pretrain_epochs", 100), params.get("max_epochs", 100)
         if pre == "auto" and fine == "auto":
             params["schedule__steps"] = 2 * params.get("schedule__steps",
-                                                       ROUTED["schedule__steps"].default)
+                                                       SPTClassifier._routed["schedule__steps"])
         else:
             params["max_epochs"] = pre + fine
         params["pretrain_epochs"] = 0

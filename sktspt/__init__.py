@@ -3,6 +3,7 @@
 from ._version import __version__
 
 __all__ = [
+    "ResumableCheckpoint",
     "SPTClassifier",
     "SPTClassifierSktime",
     "SPTPretrainer",
@@ -20,6 +21,7 @@ _LAZY = {
     "SPTPretrainer": "pretrainer",
     "SPTRegressor": "regressor",
     "load": "persistence",
+    "ResumableCheckpoint": "training.callbacks",
     "SPTClassifierSktime": "sktime_adapters",
     "SPTRegressorSktime": "sktime_adapters",
     "SPTTransformerSktime": "sktime_adapters",

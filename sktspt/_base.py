@@ -16,21 +16,26 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 from skorch.net import NeuralNet
 
-from ._concurrency import THREADS, choose_threads, settle_eval, step_macs
+from ._concurrency import THREADS, Device, choose_threads, settle_eval, step_macs
 from ._limits import check_architecture_limits
 from ._param_hints import REJECTED, REMOVED, removed_message
 from ._params import ARCHITECTURE, BASE_CONSTRAINTS, lighthouse, resolve_device, validate
-from ._routed import ROUTED, RoutedParams, params_for, phase_steps
+from ._routed import RoutedParams, params_for, phase_steps
 from .augment import Augmentation
 from .claim import RunLock, fit_fingerprint, open_run
 from .data import InputSpec, PanelInfo, check_panel, warn_if_transposed
 from .inference import infer
-from .masking import resolve_masking
+from .masking import Masking, resolve_masking
+from .nn.encoder import TransformerEncoder
 from .nn.heads import LeJEPAModel, ReconstructionModel
+from .nn.lighthouse import Lighthouse
 from .nn.panel_fit import fit_to_panel
+from .objectives import LeJEPALoss
 from .persistence.saving import save as save_estimator
 from .precision import autocast, autocast_dtype, matmul_precision
 from .training import LeJEPANet, MaskedPretrainNet, MaskedSigRegNet, Trainer
+from .training.callbacks import ResumableCheckpoint, checkpoint_folder
+from .training.loop import AdamW, Schedule
 
 #: Serialises the sections of fits that seed torch's global generator (see ``_seeded``).
 SEEDED_LOCK = threading.RLock()
@@ -54,15 +59,15 @@ def estimator_call(method):
     ``fit`` resolves and validates every parameter and setting once, before anything
     else, into one read-only mapping that the whole fit reads (:meth:`SPTBase._settings`).
     On any exception (a validation error, a failure during training, an interrupt) every
-    attribute is put back as it was (the previous fitted state, or none); the lock of
-    ``checkpoint_dir`` is released on every exit path.
+    attribute is put back as it was (the previous fitted state, or none); the lock of the
+    checkpoint folder (:class:`~sktspt.ResumableCheckpoint`) is released on every exit path.
     """
     fit = method.__name__ == "fit"
 
     @wraps(method)
     def wrapper(self, *args, **kwargs):
         s = self._settings()
-        ROUTED["device__threads"].check("device__threads", s["device__threads"])
+        BASE_CONSTRAINTS["device__threads"]("device__threads", s["device__threads"])
         threads = None if fit and s["device__threads"] is None else self._thread_count()
         saved = dict(self.__dict__) if fit else None
         try:
@@ -104,20 +109,14 @@ class SPTBase(RoutedParams, BaseEstimator):
     arguments of ``__init__`` are stored as given and interpreted in ``fit``.
     """
 
-    #: The routed settings every estimator takes (:data:`sktspt._routed.ROUTED`);
-    #: subclasses add theirs.
-    _routed = (
-        "architecture__n_heads", "architecture__dim_feedforward", "architecture__dropout",
-        "architecture__positional", "tokenizer__patch_size", "tokenizer__length",
-        "attention__levels",
-        "attention__pool", "attention__topk", "attention__recovery", "masking__ratio",
-        "masking__ratio_spread", "masking__mean_span", "masking__channels",
-        "pretrain_objective__sigreg_lambda", "schedule__steps", "schedule__warmup",
-        "schedule__patience", "optimizer__weight_decay", "device__threads",
-        "device__precision",
-    )
+    #: The component of each routed group every estimator takes (skorch's prefixes: the
+    #: group's settings are the component's keyword-only arguments); subclasses add theirs.
+    _routes = {"architecture": TransformerEncoder, "tokenizer": InputSpec.learn,
+               "attention": Lighthouse, "masking": Masking, "pretrain_objective": LeJEPALoss,
+               "schedule": Schedule, "optimizer": AdamW, "device": Device}
 
-    #: The constraint of each parameter both estimators take; subclasses merge in theirs.
+    #: The constraint of each parameter and routed setting both estimators take; subclasses
+    #: merge in theirs.
     _parameter_constraints: dict = BASE_CONSTRAINTS
 
     #: Batches an epoch of an ``"auto"`` phase counts as at least (1: the step budget
@@ -129,7 +128,12 @@ class SPTBase(RoutedParams, BaseEstimator):
     def _check_params(self) -> None:
         """Check every parameter and setting against its constraint, then their relations."""
         self._check_routed()
-        validate(self._settings(), self._constraints(), owner=type(self).__name__)
+        s = self._settings()
+        validate(s, self._parameter_constraints, owner=type(self).__name__)
+        checkpoint_folder(s["callbacks"])
+        if checkpoint_folder(s.get("pretrain__callbacks")) is not None:
+            raise ValueError("A ResumableCheckpoint goes in callbacks, not pretrain__callbacks: "
+                             "it checkpoints both phases of the fit.")
 
     def _mask_channels(self) -> tuple[int, ...] | None:
         """``masking__channels`` checked against the fitted number of channels."""
@@ -154,8 +158,7 @@ class SPTBase(RoutedParams, BaseEstimator):
         elif hasattr(self, "n_features_in_"):
             del self.n_features_in_
         s = self._settings()
-        self.input_spec_ = InputSpec.learn(X, info, s["tokenizer__patch_size"], s["normalize"],
-                                          s["tokenizer__length"])
+        self.input_spec_ = InputSpec.learn(X, info, s["normalize"], **params_for(s, "tokenizer"))
         # The encoder's arguments: its size, and the architecture__ settings routed to it.
         self._architecture = {"d_model": s["d_model"], "depth": s["depth"],
                               **params_for(s, "architecture"),
@@ -198,22 +201,24 @@ class SPTBase(RoutedParams, BaseEstimator):
         # option is dropped where it was unused and refused where it was set, as are those
         # that pickles of 0.4 keep among their settings.
         values = dict(state.get("_routed_values", {}))
+        # The checkpoint folder of earlier pickles (0.4's callbacks__checkpoint_dir setting,
+        # then a checkpoint_dir parameter) is a ResumableCheckpoint among the callbacks.
+        folder = state.pop("checkpoint_dir", None) or values.pop("callbacks__checkpoint_dir", None)
+        if folder is not None:
+            state["callbacks"] = [*(state.get("callbacks") or ()), ResumableCheckpoint(folder)]
         for old, new in REMOVED.items():
             if old in state and new is not None:
                 value = state.pop(old)
-                if new in self._routed and new not in values and value != ROUTED[new].default:
+                if new in self._routed and new not in values and value != self._routed[new]:
                     values[new] = value
         for name, default in REJECTED.items():
             for holder in (state, values):
                 if name in holder and not _unset(holder.pop(name), default):
                     raise TypeError(f"This pickle sets {name}; {removed_message(type(self), name)}"
                                     " Unpickle it with sktspt 0.4 or earlier.")
-        # Pickles of 0.4 hold checkpoint_dir and pretrain__callbacks as callbacks__ settings.
-        explicit = self._get_param_names()
+        # Pickles of 0.4 hold pretrain__callbacks as a callbacks__ setting.
         for old, new in REMOVED.items():
-            if new in explicit:
-                state.setdefault(new, values.pop(old, None))
-            elif old in values and new in self._routed:
+            if old in values and new in self._routed:
                 values.setdefault(new, values.pop(old))
         state["_routed_values"] = values
         super().__setstate__(state)
@@ -268,8 +273,8 @@ class SPTBase(RoutedParams, BaseEstimator):
         (``SEEDED_LOCK``), so that fits in threads equal serial ones and the caller's
         state is restored intact. With ``threads`` the section holds the fit's torch
         thread count (:meth:`_thread_count`); building a net whose weights are then
-        loaded does not need one. Leaving the section also releases
-        ``checkpoint_dir``.
+        loaded does not need one. Leaving the section also releases the checkpoint
+        folder.
         """
         try:
             with THREADS.hold(self._thread_count() if threads else None), SEEDED_LOCK, \
@@ -321,13 +326,14 @@ class SPTBase(RoutedParams, BaseEstimator):
             auto_min_batches=self._auto_min_batches,
             validation_fraction=s["validation_fraction"], patience=s["schedule__patience"],
             verbose=s["verbose"], device=resolve_device(s["device"]),
-            precision=s["device__precision"], checkpoint_dir=s["checkpoint_dir"],
-            lighthouse=lighthouse(s), lighthouse_recovery=float(s["attention__recovery"]),
+            precision=s["device__precision"], checkpoint_dir=checkpoint_folder(s["callbacks"]),
+            lighthouse=lighthouse(s),
             input_spec=self.__dict__.get("input_spec_"), owner=type(self).__name__,
         )
 
     def _resume_seed(self, seed: int, *arrays) -> int:
-        """With ``checkpoint_dir``: claim it for this fit and return the seed to use.
+        """With a :class:`~sktspt.ResumableCheckpoint` in ``callbacks``: claim its folder for
+        this fit and return the seed to use.
 
         Takes an exclusive lock on the folder (held until the seeded section of the fit
         ends) and checks the fingerprint of everything that shapes the result (parameters,
@@ -335,7 +341,7 @@ class SPTBase(RoutedParams, BaseEstimator):
         fit that wrote it.
         """
         self._release_run()
-        directory = self._settings()["checkpoint_dir"]
+        directory = checkpoint_folder(self._settings()["callbacks"])
         if directory is None:
             return seed
         arrays = [a if a is None or isinstance(a, np.ndarray) else check_panel(a)[0]

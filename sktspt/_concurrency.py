@@ -5,8 +5,38 @@ from __future__ import annotations
 import collections
 import contextlib
 import threading
+from dataclasses import dataclass
 
 import torch
+
+
+@dataclass(frozen=True, kw_only=True)
+class Device:
+    """Threads and numeric precision: the estimators' ``device__`` settings.
+
+    Parameters
+    ----------
+    threads : int or None
+        CPU threads torch uses inside ``fit`` and the methods that predict or transform;
+        torch's previous count is restored afterwards, and calls in other threads never see
+        it. None lets the package choose by the model's size: one thread, plus one for every
+        2**30 multiply-adds of a training step, at most torch's own count. The default model
+        gets one thread, the fastest on small or busy machines (``docs/performance.md``). The
+        choice depends on the model's size and the machine's cores, never on its load; CPU
+        results differ in the last bits between thread counts, so it is part of what makes a
+        seeded fit bitwise reproducible. An int (at most 4096) overrides it.
+    precision : {"auto", "float32", "bfloat16", "float16"}
+        Numeric precision of training and prediction (:mod:`sktspt.precision`): autocast
+        of the network to bfloat16 or float16 (float16 with loss scaling, CUDA only),
+        losses and SIGReg in float32, weights always float32; on CUDA, TF32 matmuls
+        unless ``"float32"``. ``"auto"``: bfloat16 on a CUDA GPU that supports it,
+        float32 elsewhere (on CPU). Can be changed after fitting: prediction uses the
+        current value, and falls back to float32 where the device cannot run it.
+    """
+
+    threads: int | None = None
+    precision: str = "auto"
+
 
 #: Guards the switch of a fitted module to evaluation mode (see :func:`settle_eval`).
 _EVAL_LOCK = threading.Lock()

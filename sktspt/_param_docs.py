@@ -1,20 +1,23 @@
 """The "Parameters" section of the estimators' docstrings, written once.
 
-Each parameter's numpydoc type and description lives here (:data:`PARAMETER_DOCS`, with
-:data:`REGRESSOR_DOCS` and :data:`PRETRAINER_DOCS` for what differs); the default comes
-from the signature of ``__init__``. :func:`document_parameters` fills a class docstring's
-``<parameters>`` mark from them beside the explicit ``__init__`` (as skorch does), and
-keeps the merged table on the class (``_parameter_docs``) for classes that take their
-parameters from another's signature (the sktime adapters).
+Each top-level parameter's numpydoc type and description lives here
+(:data:`PARAMETER_DOCS`, with :data:`REGRESSOR_DOCS` and :data:`PRETRAINER_DOCS` for what
+differs); the default comes from the signature of ``__init__``. A routed setting's type
+and description are those of its component's docstring, its default that of the
+component's signature (:mod:`sktspt._routed`). :func:`document_parameters` fills a class
+docstring's ``<parameters>`` mark from them beside the explicit ``__init__`` (as skorch
+does), and keeps the merged table on the class (``_parameter_docs``) for classes that
+take their parameters from another's signature (the sktime adapters).
 """
 
 from __future__ import annotations
 
+import inspect
 import re
+import textwrap
 from collections.abc import Mapping
 
 from ._params import init_parameters as _init_parameters
-from ._routed import GROUPS, ROUTED
 
 __all__ = ["PARAMETER_DOCS", "PRETRAINER_DOCS", "REGRESSOR_DOCS", "document_parameters",
            "parameters_section"]
@@ -105,18 +108,11 @@ handling are used."""),
 When True and already fitted, ``fit`` continues fine-tuning the current weights
 for ``max_epochs`` more epochs, without pretraining again. (Not in the sktime
 adapter: sktime's ``fit`` resets the estimator, so there is nothing to continue.)"""),
-    "callbacks": ("list or None", "Extra skorch callbacks for fine-tuning."),
-    "checkpoint_dir": ("str, path or None", """
-Folder for resumable checkpoints (one per epoch, in each phase). When set, a ``fit``
-that was interrupted (Ctrl-C, a killed process) resumes from its last checkpoint when
-called again with the same data and parameters, losing at most the epoch in progress; a
-finished fit is reloaded, not retrained. Use one folder per fit: a folder written by a
-different fit raises ``ValueError`` (so leave it None under sktime's ``evaluate`` and
-benchmarks, which fit clones repeatedly). None writes nothing. A top-level parameter,
-not a routed one: ``callbacks__<name>__<param>`` is skorch's route to a callback's own
-parameter, so 0.4's ``callbacks__checkpoint_dir`` (and ``callbacks__pretrain``, now
-``pretrain__callbacks``: the pretraining net's own ``callbacks``) raise ``TypeError``
-naming the new spelling."""),
+    "callbacks": ("list or None", """
+Extra skorch callbacks for fine-tuning (instances or ``(name, callback)`` tuples). A
+:class:`~sktspt.ResumableCheckpoint` among them makes the whole fit resumable, both
+phases (0.4's ``callbacks__checkpoint_dir`` and 0.5's ``checkpoint_dir`` raise
+``TypeError`` naming it)."""),
     "device": ("str", 'Torch device; ``"auto"`` picks CUDA when available.'),
     "random_state": ("int, RandomState or None", """
 Seeds weights, masks, shuffling and validation splits."""),
@@ -166,10 +162,26 @@ PRETRAINER_DOCS: dict[str, tuple[str, str]] = {
 Self-pretraining epochs, ``>= 0``. ``"auto"``: the epochs that give about
 ``schedule__steps`` optimizer steps (``pretrain_epochs_`` after fit)."""),
     "callbacks": ("list or None", """
-Extra skorch callbacks (instances or ``(name, callback)`` tuples)."""),
+Extra skorch callbacks (instances or ``(name, callback)`` tuples); with a
+:class:`~sktspt.ResumableCheckpoint` among them, an interrupted fit resumes."""),
 }
 
 _MARK = re.compile(r"^([ \t]*)<parameters>[ \t]*$", re.MULTILINE)
+_ENTRY = re.compile(r"^(\w+) : (.+?)(?:, default=.*)?\n((?:(?: {4}.*)?\n)*)", re.MULTILINE)
+_HEADING = re.compile(r"^\S.*\n-{3,}$", re.MULTILINE)
+
+
+def component_docs(component) -> dict[str, tuple[str, str]]:
+    """The numpydoc "Parameters" entries of ``component`` (and of the package's classes it
+    derives from): ``{name: (type, text)}``."""
+    docs = {}
+    for owner in reversed(getattr(component, "__mro__", (component,))):
+        if owner.__module__.startswith("sktspt"):
+            section = inspect.cleandoc(owner.__doc__ or "").partition("Parameters\n-")[2]
+            section = _HEADING.split(section.partition("\n")[2] + "\n")[0]
+            docs.update({name: (kind, textwrap.dedent(text).strip("\n"))
+                         for name, kind, text in _ENTRY.findall(section)})
+    return docs
 
 
 def _entry(name: str, kind: str, default, text: str) -> list[str]:
@@ -181,37 +193,46 @@ def _entry(name: str, kind: str, default, text: str) -> list[str]:
 def parameters_section(cls: type, docs: Mapping[str, tuple[str, str]], indent: str = "") -> str:
     """The numpydoc "Parameters" section of ``cls``: its ``__init__``'s names and defaults,
     each with its type and text from ``docs``, then the routed settings it takes (``**kwargs``:
-    ``<group>__<name>``, from :data:`sktspt._routed.ROUTED`), group by group."""
+    ``<group>__<name>``), group by group, each as its component documents it."""
     lines = ["Parameters", "----------"]
-    routed = getattr(cls, "_routed", ())
+    routed = getattr(cls, "_routed", {})
     for name, param in _init_parameters(cls).items():
         if param.kind is param.VAR_KEYWORD or name in routed:
             continue
         kind, text = docs[name]
         lines += _entry(name, kind, param.default, text)
-    if routed:
-        groups = list(dict.fromkeys(name.partition("__")[0] for name in routed))
-        lines += ["**kwargs", "    Routed settings, ``<group>__<name>`` as in skorch: "
-                  + "; ".join(f"``{g}__``: {GROUPS[g]}" for g in groups) + "."]
-        for name in routed:
-            setting = ROUTED[name]
-            lines += _entry(name, setting.kind, setting.default, setting.doc)
+    routes = getattr(cls, "_routes", {})
+    if routes:
+        lines += ["**kwargs", "    Routed settings ``<group>__<name>``: as in skorch, each group's "
+                  "settings are its component's keyword arguments ("
+                  + "; ".join(f"``{g}__``: ``{c.__qualname__}``" for g, c in routes.items())
+                  + ")."]
+    for group, component in routes.items():
+        texts = component_docs(component)
+        for name in (n for n in routed if n.startswith(group + "__")):
+            own = name[len(group) + 2:]
+            if own not in texts:
+                raise RuntimeError(f"{component.__qualname__} does not document {own!r}.")
+            kind, text = texts[own]
+            lines += _entry(name, kind, routed[name], text)
     return "\n".join(f"{indent}{line}" if line else "" for line in lines)
 
 
 def document_parameters(docs: Mapping[str, tuple[str, str]] | None = None):
     """Class decorator: the "Parameters" section in place of the docstring's ``<parameters>``.
 
-    Names and defaults come from the class's ``__init__`` and :data:`sktspt._routed.ROUTED`;
-    types and texts from :data:`PARAMETER_DOCS`, with ``docs`` taking precedence. A parameter
-    without a text is an error at import. The class keeps the merged table as
-    ``_parameter_docs``, from which the sktime adapters document the same parameters.
+    Names and defaults come from the class's ``__init__`` and its routes' components; types
+    and texts from :data:`PARAMETER_DOCS`, with ``docs`` taking precedence, and from the
+    components' docstrings. A parameter without a text is an error at import. The class
+    keeps the merged table as ``_parameter_docs``, from which the sktime adapters document
+    the same parameters.
     """
     table = {**PARAMETER_DOCS, **(docs or {})}
 
     def decorate(cls: type) -> type:
         missing = [name for name, p in _init_parameters(cls).items()
-                   if name not in table and name not in ROUTED and p.kind is not p.VAR_KEYWORD]
+                   if name not in table and name not in getattr(cls, "_routed", {})
+                   and p.kind is not p.VAR_KEYWORD]
         if missing:
             raise RuntimeError(f"{cls.__name__}: no documentation for {missing}.")
         if cls.__doc__:

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 from ._params import init_parameters as _init_parameters
 
-__all__ = ["ALIASES", "REJECTED", "REMOVED", "REMOVED_IN", "ParameterHints", "removed_message",
-           "suggest_parameter", "unknown_keyword_message"]
+__all__ = ["ALIASES", "CHECKPOINT", "REJECTED", "REMOVED", "REMOVED_IN", "ParameterHints",
+           "removed_message", "suggest_parameter", "unknown_keyword_message"]
 
 #: The release that removed the names of :data:`REMOVED`.
 REMOVED_IN = "0.5"
@@ -18,6 +18,9 @@ REMOVED_IN = "0.5"
 #: of earlier versions hold where it was unused.
 REJECTED = {"layer_decay": 1.0, "reinit_layers": 0, "differences": 0, "pretrain_crops": None,
             "n_estimators": 1, "self_training": None, "cache_features": False}
+
+#: What replaces the checkpoint folder parameters (0.4's ``callbacks__checkpoint_dir``).
+CHECKPOINT = "callbacks=[sktspt.ResumableCheckpoint(dirname)]"
 
 #: The names removed in 0.5, each with what replaces it: the flat names that became routed
 #: settings in 0.4 (files saved under them still load, translated), and, replaced by None,
@@ -34,9 +37,10 @@ REMOVED: dict[str, str | None] = {
     "min_exit_layer": "early_exit__min_layer", "n_threads": "device__threads",
     "precision": "device__precision", "pretrain_callbacks": "pretrain__callbacks",
     # callbacks__<name>__<param> is skorch's route to a callback's parameter; 0.4's two
-    # callbacks__ settings that were no such route: a top-level parameter, and the
-    # pretraining net's own argument.
-    "callbacks__checkpoint_dir": "checkpoint_dir", "callbacks__pretrain": "pretrain__callbacks",
+    # callbacks__ settings that were no such route: a callback, and the pretraining net's
+    # own argument.
+    "callbacks__checkpoint_dir": CHECKPOINT, "checkpoint_dir": CHECKPOINT,
+    "callbacks__pretrain": "pretrain__callbacks",
     **dict.fromkeys(REJECTED),
 }
 
@@ -54,7 +58,8 @@ def removed_message(cls: type, name: str) -> str | None:
     if new is None:
         return (f"{cls.__name__}'s {name} was removed in {REMOVED_IN}: the project's evidence "
                 "did not support it (docs/tuning-history.md).")
-    return f"{cls.__name__}({name}=...) was removed in {REMOVED_IN}; use {new}=... instead."
+    use = new if "=" in new else f"{new}=..."
+    return f"{cls.__name__}({name}=...) was removed in {REMOVED_IN}; use {use} instead."
 
 
 #: Names used for the same thing elsewhere (scikit-learn, PyTorch, Hugging Face), each
@@ -92,7 +97,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(("normalization", "normalise", "scale", "scaling"), ("normalize",)),
     **dict.fromkeys(("dtype", "amp", "mixed_precision"), ("device__precision",)),
     **dict.fromkeys(("checkpoint", "checkpoint_path", "output_dir", "dirname"),
-                    ("checkpoint_dir",)),
+                    ("callbacks",)),
 }
 
 

@@ -15,35 +15,17 @@ parameter's numpydoc entry, from which the "Parameters" section of each class do
 written, is :mod:`sktspt._param_docs`'; the closest valid parameter of an unknown keyword
 is :mod:`sktspt._param_hints`'.
 
-Why small constraint callables of our own rather than scikit-learn's
-``_parameter_constraints`` machinery:
-
-- scikit-learn's machinery (``sklearn.utils._param_validation``: ``Interval``,
-  ``StrOptions``, ``validate_parameter_constraints``, ``_fit_context``) is private. It
-  carries no deprecation policy and has changed between releases; imbalanced-learn
-  vendors a copy of it for that reason. A package that supports a range of scikit-learn
-  versions should not build its validation on it.
-- Its messages are generic ("The 'lr' parameter of SPTClassifier must be a float in the
-  range (0, inf). Got 'fast' instead.") and its error class is ``InvalidParameterError``.
-  Ours say what the value is for (``mean_span must be None or a positive number``,
-  ``normalize must be 'auto', 'global', 'instance' or None``), are pinned by the tests
-  and documented, and stay plain ``ValueError`` / ``TypeError``.
-- Several checks are not about one value: ``d_model`` divisible by ``n_heads``,
-  Lighthouse attention needing ``depth >= 3``, a CUDA ``device`` needing a usable GPU.
-  They run after the per-parameter constraints (:data:`RELATIONS`), in the same place.
-- ``bool`` is never a number here (``depth=True`` is a mistake, not 1), which
-  scikit-learn's ``Interval(Integral, ...)`` does not reject.
-
 The constraints are plain callables ``check(name, value)`` that raise, so a parameter
 checked by the code that interprets it (``precision`` by
 :func:`sktspt.precision.check_precision`) points at that function instead of copying it.
+Why callables of our own rather than scikit-learn's private ``_param_validation``:
+``docs/architecture.md``.
 """
 
 from __future__ import annotations
 
 import inspect
 import math
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -54,6 +36,7 @@ import torch
 from .augment import AUGMENTS
 from .masking import MASKINGS
 from .nn.lighthouse import ATTENTIONS, Lighthouse
+from .nn.positional import POSITIONALS
 from .nn.tokenizers import TOKENIZERS
 from .nn.whitebox import ARCHITECTURES
 from .precision import check_precision
@@ -64,8 +47,7 @@ __all__ = [
     "Number",
     "Options",
     "RELATIONS",
-    "check_attention_params",
-    "check_value",
+    "check_encoder_value",
     "validate",
 ]
 
@@ -211,12 +193,6 @@ def n_threads(name: str, value) -> None:
                          f"{MAX_THREADS}, got {show(value)}.")
 
 
-def path_or_none(name: str, value) -> None:
-    """None or a path (``str`` or ``os.PathLike``)."""
-    if value is not None and not isinstance(value, str | os.PathLike):
-        raise TypeError(f"{name} must be None or a path, got {type(value).__name__}.")
-
-
 def _is_callback(value) -> bool:
     """A skorch callback (instance or class: skorch makes the instance), by its interface."""
     return callable(getattr(value, "initialize", None))
@@ -325,60 +301,68 @@ BASE_CONSTRAINTS: dict[str, Callable[[str, Any], None]] = {
     "augment": _augment,
     "validation_fraction": Number(lambda v: 0 <= v < 1, "a number in [0, 1)"),
     "callbacks": callbacks_or_none,
-    "checkpoint_dir": path_or_none,
     # running
     "device": _device,
     "random_state": random_state,
     "verbose": verbosity,
+    # routed settings (their defaults: each group's component, sktspt._routed)
+    "architecture__n_heads": Integer(1),
+    "architecture__dim_feedforward": Integer(1),
+    "architecture__dropout": Number(lambda v: 0 <= v < 1, "a number in [0, 1)"),
+    "architecture__positional": Options(POSITIONALS),
+    "tokenizer__patch_size": Integer(1, auto=True, what="a positive integer or 'auto'"),
+    "tokenizer__length": Integer(2, none=True, what="None or an integer >= 2"),
+    "attention__levels": Integer(1, what="an integer >= 1"),
+    "attention__pool": Integer(2, what="an integer >= 2"),
+    "attention__topk": Integer(1, what="an integer >= 1"),
+    "attention__recovery": Number(lambda v: 0 <= v <= 1, "a number in [0, 1]"),
+    "masking__ratio": Number(lambda v: 0 < v < 1, "a number in (0, 1)"),
+    "masking__ratio_spread": Number(lambda v: 0 <= v < 0.5, "a number in [0, 0.5)"),
+    "masking__mean_span": Number(lambda v: 0 < v < math.inf, "None or a positive number",
+                                 none=True),
+    "masking__channels": channels,
+    "pretrain_objective__sigreg_lambda": Number(lambda v: 0 <= v <= 1, "a number in [0, 1]"),
+    "schedule__steps": Integer(1, auto=True),
+    "schedule__warmup": Number(lambda v: 0 <= v < 1, '"auto" or a number in [0, 1)',
+                               auto=True),
+    "schedule__patience": Integer(1, none=True),
+    "optimizer__weight_decay": Number(lambda v: 0 <= v < math.inf, "a non-negative number"),
+    "device__threads": n_threads,
+    "device__precision": precision,
 }
 
 
-def check_value(name: str, value) -> None:
-    """Check one value of a parameter both estimators take (:data:`BASE_CONSTRAINTS`)."""
-    BASE_CONSTRAINTS[name](name, value)
+def check_encoder_value(field: str, value) -> None:
+    """Check one argument of the encoder (``encoder_kwargs_``) as ``fit`` would check the
+    parameter, or the ``architecture__`` setting, that gives it."""
+    check = BASE_CONSTRAINTS.get(field) or BASE_CONSTRAINTS[f"architecture__{field}"]
+    check(field, value)
 
 
 # --- constraints between parameters -------------------------------------------------------
 # Each takes the resolved settings (a plain dict: ``RoutedParams._settings``).
-def _as_int(value, name: str, low: int) -> int:
-    Integer(low, what=f"an integer >= {low}")(name, value)
-    return int(value)
-
-
-def check_attention_params(attention: str, levels, pool, topk, recovery,
-                           depth=None) -> Lighthouse | None:
-    """Validate ``attention`` and its ``attention__*`` settings.
-
-    Returns the :class:`~sktspt.nn.lighthouse.Lighthouse` settings, or None for dense
-    attention. The settings are checked whichever attention is chosen.
-    """
-    BASE_CONSTRAINTS["attention"]("attention", attention)
-    cfg = Lighthouse(
-        levels=_as_int(levels, "attention__levels", 1),
-        pool=_as_int(pool, "attention__pool", 2),
-        topk=_as_int(topk, "attention__topk", 1),
-    )
-    Number(lambda v: 0 <= v <= 1, "a number in [0, 1]")("attention__recovery", recovery)
-    if attention == "dense":
+def lighthouse(s: dict) -> Lighthouse | None:
+    """The Lighthouse settings of resolved settings ``s`` (None for dense attention); the
+    ``attention__`` settings are checked whichever attention is chosen."""
+    names = ("attention__levels", "attention__pool", "attention__topk", "attention__recovery")
+    validate(s, BASE_CONSTRAINTS, ("attention", *names))
+    if s["attention"] == "dense":
         return None
+    levels, pool, topk, recovery = (s[name] for name in names)
+    cfg = Lighthouse(levels=int(levels), pool=int(pool), topk=int(topk),
+                     recovery=float(recovery))
     if cfg.tile_tokens > 2**24:
         raise ValueError(
             f"attention__pool={cfg.pool} and attention__levels={cfg.levels} make tiles of "
             f"{cfg.tile_tokens} tokens; lower one of them."
         )
+    depth = s["depth"]
     if isinstance(depth, int | np.integer) and not isinstance(depth, bool) and depth < 3:
         raise ValueError(
             f"attention='lighthouse' needs depth >= 3, got depth={int(depth)}: the first and "
             "last layers always stay dense, so there would be no layer to make sparse."
         )
     return cfg
-
-
-def lighthouse(s: dict) -> Lighthouse | None:
-    """The Lighthouse settings of resolved settings ``s`` (None for dense attention)."""
-    return check_attention_params(
-        s["attention"], s["attention__levels"], s["attention__pool"], s["attention__topk"],
-        s["attention__recovery"], s["depth"])
 
 
 def _heads_divide_width(s: dict) -> None:

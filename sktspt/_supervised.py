@@ -18,6 +18,7 @@ only what is its own, through these hooks:
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from sklearn.exceptions import NotFittedError
@@ -30,17 +31,32 @@ from ._base import (
     estimator_call,
 )
 from ._concurrency import settle_eval
-from ._params import EPOCHS, Number, boolean, estimator_or_none
+from ._params import EPOCHS, Number, Options, boolean, callbacks_or_none, estimator_or_none
 from ._routed import PHASE_STEPS
 from ._start import warn_overridden, warn_unused_pretraining
-from .augment import resolve_mixup
+from .augment import MIXUP_KINDS, Mixup, resolve_mixup
 from .data import channel_count, check_panel
 from .loaders import net_input, stack_panels
 from .nn.panel_fit import fit_to_panel
 from .precision import autocast_dtype
 from .training import FineTuningNet, net_state, restore_net_state
+from .training.loop import TwoPhaseSchedule
 
-__all__ = ["SupervisedSPT"]
+__all__ = ["Pretraining", "SupervisedSPT"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Pretraining:
+    """The pretraining net's own skorch ``NeuralNet`` arguments: the supervised estimators'
+    ``pretrain__`` settings.
+
+    Parameters
+    ----------
+    callbacks : list or None
+        Extra skorch callbacks of the pretraining net (``callbacks`` act on fine-tuning only).
+    """
+
+    callbacks: list | None = None
 
 
 class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
@@ -66,10 +82,13 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
                         auto=True),
         "pretrainer": estimator_or_none,
         "warm_start": boolean,
+        "schedule__pretrain_share": Number(lambda v: 0 < v < 1, "a number in (0, 1)"),
+        "mixup__kind": Options(MIXUP_KINDS + ("auto",)),
+        "pretrain__callbacks": callbacks_or_none,
     }
-    #: The routed settings every supervised task takes (:data:`sktspt._routed.ROUTED`).
-    _routed = (*SPTBase._routed, "schedule__pretrain_share", "mixup__kind",
-               "pretrain__callbacks")
+    #: The component of each routed group every supervised task takes.
+    _routes = {**SPTBase._routes, "schedule": TwoPhaseSchedule, "mixup": Mixup,
+               "pretrain": Pretraining}
 
     # --- hooks of the task ------------------------------------------------------------
     def _fit_targets(self, y, n: int) -> np.ndarray:

@@ -26,7 +26,7 @@ import torch
 
 from .views import valid_lengths
 
-__all__ = ["AUGMENTS", "MIXUP_KINDS", "Augmentation", "lag1_autocorrelation", "mixup",
+__all__ = ["AUGMENTS", "MIXUP_KINDS", "Augmentation", "Mixup", "lag1_autocorrelation", "mixup",
            "resolve_mixup", "roll_series", "shift_series"]
 
 #: ``mixup="auto"`` mixes with this ``alpha`` wherever the kind of mix suits the training
@@ -161,6 +161,25 @@ def _lag1_correlations(X: np.ndarray) -> np.ndarray:
         var_a, var_b = (a * a).sum(axis=2), (b * b).sum(axis=2)
         r = (a * b).sum(axis=2) / np.sqrt(var_a * var_b)
     return r[(count >= 3) & (var_a > 0) & (var_b > 0)]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Mixup:
+    """How mixup mixes: the estimators' ``mixup__`` settings (``kind`` goes to
+    :func:`resolve_mixup`).
+
+    Parameters
+    ----------
+    kind : {"auto", "blend", "cutmix"}
+        How mixup combines a series with its partner: ``"blend"`` mixes their values;
+        ``"cutmix"`` replaces a window of ``1 - lam`` of the series by the partner's values
+        there and weighs the targets by the share kept (:func:`~sktspt.augment.mixup`), which
+        keeps each series' local shape where a blend of two oscillations cancels. ``"auto"``:
+        a blend where the training series are smooth (as for ``mixup="auto"``), else the
+        window (``mixup_kind_``). Only used where ``mixup`` (or ``mixup_``) is above 0.
+    """
+
+    kind: str = "auto"
 
 
 def resolve_mixup(alpha: float | str, X: np.ndarray, kind: str = "auto") -> tuple[float, str]:

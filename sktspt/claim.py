@@ -1,6 +1,6 @@
 """Claiming a checkpoint folder for one fit: its fingerprint, the folder's lock, ``run.json``.
 
-A fit with ``checkpoint_dir`` takes the folder's lock (:class:`RunLock`) and
+A fit with a ``ResumableCheckpoint`` takes the folder's lock (:class:`RunLock`) and
 compares the fingerprint of everything that shapes its result (:func:`fit_fingerprint`)
 with the one the folder's ``run.json`` recorded (:func:`open_run`): only the fit that wrote
 a checkpoint ever resumes it. The checkpoints themselves are :mod:`sktspt.training.resume`'s.
@@ -27,6 +27,7 @@ except ImportError:  # pragma: no cover - Windows
 from ._bounded import read_json_bounded
 from .data import InputSpec
 from .persistence.format import MAX_METADATA_BYTES, atomic_write, plain
+from .training.callbacks import without_checkpoint
 from .training.resume import _EPOCH_DIR, FINAL, LOCK_FILE, RUN_FILE, RUN_FORMAT, fingerprint_arrays
 
 __all__ = ["RunLock", "differing_parts", "fit_fingerprint", "has_checkpoints", "open_run"]
@@ -111,12 +112,12 @@ def describe(value, name: str, unverifiable: list):
 def fit_fingerprint(estimator, seed: int, arrays) -> tuple[dict, list[str]]:
     """The fingerprint of one fit of ``estimator`` on ``arrays``, and its unverifiable parts.
 
-    Every parameter and routed setting given enters except ``checkpoint_dir``,
-    ``verbose``, ``device`` and ``warm_start``: a pretrainer by its encoder weights,
-    normalisation and shape state; callbacks by class and parameters; a ``RandomState`` by
-    the seed drawn from it.
+    Every parameter and routed setting given enters except ``verbose``, ``device`` and
+    ``warm_start``: a pretrainer by its encoder weights, normalisation and shape state;
+    callbacks, but for the :class:`~sktspt.ResumableCheckpoint`, by class and parameters; a
+    ``RandomState`` by the seed drawn from it.
     """
-    skip = ("checkpoint_dir", "verbose", "device", "warm_start")
+    skip = ("verbose", "device", "warm_start")
     unverifiable: list[str] = []
     fingerprint = {"estimator": type(estimator).__name__, "data": fingerprint_arrays(*arrays)}
     # Each array on its own as well, so that a refusal names the one that differs.
@@ -125,6 +126,8 @@ def fit_fingerprint(estimator, seed: int, arrays) -> tuple[dict, list[str]]:
     for key, value in estimator.get_params(deep=False).items():
         if key in skip:
             continue
+        if key == "callbacks":
+            value = without_checkpoint(value)
         if key == "random_state" and isinstance(value, np.random.RandomState):
             fingerprint[key] = {"RandomState seed": int(seed)}
         else:
@@ -165,7 +168,7 @@ class RunLock:
             self._refuse(dirname)
         except OSError as exc:  # e.g. ENOLCK: a file system without flock
             warnings.warn(
-                f"checkpoint_dir={dirname!r} cannot be locked ({exc}); make sure "
+                f"The checkpoint folder {dirname!r} cannot be locked ({exc}); make sure "
                 "no other fit uses it at the same time.",
                 UserWarning,
                 stacklevel=4,
@@ -183,9 +186,9 @@ class RunLock:
         self.release()
         who = f" (process {holder})" if holder else ""
         raise RuntimeError(
-            f"checkpoint_dir={dirname!r} is in use by another fit{who}. Two fits "
+            f"The checkpoint folder {dirname!r} is in use by another fit{who}. Two fits "
             "cannot share a checkpoint folder: wait for that fit to end, or give this "
-            "one its own checkpoint_dir."
+            "one its own checkpoint folder."
         ) from None
 
     def release(self) -> None:
@@ -228,9 +231,9 @@ def open_run(dirname: str, fingerprint: dict, seed: int, unverifiable=()) -> int
         # Without the fingerprint nothing says whose checkpoints these are: resuming them
         # could continue another fit's network with this fit's data.
         raise ValueError(
-            f"checkpoint_dir={dirname!r} holds checkpoints but no {RUN_FILE} (the "
+            f"The checkpoint folder {dirname!r} holds checkpoints but no {RUN_FILE} (the "
             "fingerprint of the fit that wrote them), so whether they belong to this fit "
-            "cannot be checked. Use a new checkpoint_dir, or delete this one to "
+            "cannot be checked. Use a new checkpoint folder, or delete this one to "
             "start over."
         )
     if has_checkpoints(dirname):
@@ -239,7 +242,7 @@ def open_run(dirname: str, fingerprint: dict, seed: int, unverifiable=()) -> int
             old, stored_seed = stored["fingerprint"], int(stored["seed"])
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ValueError(
-                f"{path!r} is unreadable ({exc}); delete checkpoint_dir to start "
+                f"{path!r} is unreadable ({exc}); delete the checkpoint folder to start "
                 "over."
             ) from exc
         if _PARTS not in old:  # written before the arrays had digests of their own
@@ -247,16 +250,16 @@ def open_run(dirname: str, fingerprint: dict, seed: int, unverifiable=()) -> int
         if old != fingerprint:
             keys = differing_parts(old, fingerprint)
             raise ValueError(
-                f"checkpoint_dir={dirname!r} holds checkpoints of a different fit "
-                f"(differs in: {', '.join(keys)}). Use a new checkpoint_dir for each "
+                f"The checkpoint folder {dirname!r} holds checkpoints of a different fit "
+                f"(differs in: {', '.join(keys)}). Use a new checkpoint folder for each "
                 "fit, or delete this one to start over."
             )
         if unverifiable:
             raise ValueError(
-                f"checkpoint_dir={dirname!r} holds checkpoints, but whether they "
+                f"The checkpoint folder {dirname!r} holds checkpoints, but whether they "
                 f"belong to this fit cannot be checked: {', '.join(unverifiable)} cannot be "
                 "fingerprinted (give callbacks plain parameters, or use classes defined at "
-                "module level). Use a new checkpoint_dir, or delete this one to "
+                "module level). Use a new checkpoint folder, or delete this one to "
                 "start over."
             )
         return stored_seed

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import torch
 from sklearn.base import ClassifierMixin
@@ -12,19 +14,34 @@ from sklearn.utils.validation import check_is_fitted
 from ._base import estimator_call
 from ._param_docs import document_parameters
 from ._param_hints import ParameterHints
-from ._params import Number, class_weight_or_none
+from ._params import Integer, Number, class_weight_or_none
 from ._params import show as _show
 from ._supervised import SupervisedSPT
 from .augment import roll_series
 from .data import check_finite_output, check_labels
 from .inference import INFERENCE_BATCH
 from .invariance import alignment_gain
-from .leap import check_exit_params, early_exit_infer
+from .leap import EarlyExit, check_exit_params, early_exit_infer
 from .nn.heads import ClassificationModel
 from .training import AugmentedNetClassifier
 from .unlabeled import labeled_rows, split_unlabeled
 
 __all__ = ["SPTClassifier"]
+
+
+class CrossEntropyLoss(torch.nn.CrossEntropyLoss):
+    """torch's cross-entropy, with this package's label smoothing: the classifier's
+    ``criterion__`` settings, routed by skorch (``criterion__label_smoothing``).
+
+    Parameters
+    ----------
+    label_smoothing : float
+        Label smoothing of the cross-entropy loss, in ``[0, 1]``.
+    """
+
+    def __init__(self, *args, label_smoothing=0.1, **kwargs):
+        super().__init__(*args, label_smoothing=label_smoothing, **kwargs)
+
 
 #: Turns of each series averaged at prediction by a network trained with rolls.
 ROLL_TURNS = 8
@@ -111,9 +128,12 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
         "early_exit": Number(lambda v: -1 <= v <= 1,
                              "None or a cosine threshold in [-1, 1] (0.95 in the LEAP paper)",
                              none=True),
+        "criterion__label_smoothing": Number(lambda v: 0 <= v <= 1, "a number in [0, 1]"),
+        "early_exit__loss_weight": Number(lambda v: 0 <= v < math.inf,
+                                          "a non-negative number (0 turns the LEAP loss off)"),
+        "early_exit__min_layer": Integer(1),
     }
-    _routed = (*SupervisedSPT._routed, "criterion__label_smoothing", "early_exit__loss_weight",
-               "early_exit__min_layer")
+    _routes = {**SupervisedSPT._routes, "criterion": CrossEntropyLoss, "early_exit": EarlyExit}
 
     def __init__(
         self,
@@ -137,7 +157,6 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
         pretrainer=None,
         validation_fraction=0.0,
         callbacks=None,
-        checkpoint_dir=None,
         random_state=None,
         device="cpu",
         verbose=0,
@@ -163,7 +182,6 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
         self.pretrainer = pretrainer
         self.validation_fraction = validation_fraction
         self.callbacks = callbacks
-        self.checkpoint_dir = checkpoint_dir
         self.random_state = random_state
         self.device = device
         self.verbose = verbose
@@ -250,7 +268,7 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
         s = self._settings()
         return AugmentedNetClassifier, dict(
             module=ClassificationModel, module__n_classes=len(self.classes_),
-            criterion=torch.nn.CrossEntropyLoss,
+            criterion=CrossEntropyLoss,
             criterion__label_smoothing=float(s["criterion__label_smoothing"]),
             exit_loss_weight=float(s["early_exit__loss_weight"]),
         )
@@ -344,7 +362,7 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
     def _check_exit(self) -> dict:
         """Check LEAP's settings again (they can be set after fit); the resolved settings."""
         s = self._settings()
-        check_exit_params(s, self._constraints())
+        check_exit_params(s, self._parameter_constraints)
         return s
 
     def _early_exit(self, X):

@@ -66,18 +66,29 @@ class InputSpec:
     SHAPE = ("n_channels", "n_timepoints", "equal_length", "patch_size", "max_tokens")
 
     @classmethod
-    def learn(cls, X: np.ndarray, info: PanelInfo, patch_size, normalize,
-              resample_length: int | None = None) -> InputSpec:
+    def learn(cls, X: np.ndarray, info: PanelInfo, normalize, *, patch_size="auto",
+              length: int | None = None) -> InputSpec:
         """The spec of training panel ``X`` (validated, with ``info``) for these parameters.
 
-        With ``resample_length`` every series becomes that many steps long (:func:`resample`),
-        before and after fit alike, so the spec is that of an equal-length panel.
+        With ``length`` every series becomes that many steps long (:func:`resample`),
+        before and after fit alike, so the spec is that of an equal-length panel. The
+        keyword-only arguments are the estimators' ``tokenizer__`` settings.
+
+        Parameters
+        ----------
+        patch_size : int or "auto"
+            Time steps per token (all channels of a patch form one token). ``"auto"``
+            keeps about 32 tokens per series, so long series stay cheap: 32 for the
+            median series of an unequal-length panel (at most 256 for its longest).
+        length : int or None
+            Resample every series (its observed part, in fit and after) to this many steps
+            before tokenizing, so series of any length make the same tokens: what an encoder
+            pretrained on a corpus of varied lengths needs. None keeps each series' length.
         """
-        if resample_length is not None:
-            _check_resamplable(info, resample_length)
-            X = resample(X, resample_length)
-            info = PanelInfo(info.n_channels, resample_length, True, False, info.ndim,
-                             resample_length)
+        if length is not None:
+            _check_resamplable(info, length)
+            X = resample(X, length)
+            info = PanelInfo(info.n_channels, length, True, False, info.ndim, length)
         typical = None if info.equal_length else info.median_length
         patch = resolve_patch_size(patch_size, info.n_timepoints, typical)
         check_input_limits(info.n_channels, info.n_timepoints, patch,
@@ -89,7 +100,7 @@ class InputSpec:
             patch_size=patch,
             max_tokens=math.ceil(info.n_timepoints / patch),
             normalizer=Normalizer(resolve_normalization(normalize, X)).fit(X),
-            resample_length=resample_length,
+            resample_length=length,
         )
 
     def encoder_kwargs(self) -> dict:

@@ -18,6 +18,7 @@ Two pieces, both for :class:`~sktspt.SPTClassifier`:
 from __future__ import annotations
 
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -29,7 +30,25 @@ from .inference import token_groups
 from .nn.encoder import masked_mean
 from .nn.heads import split_input
 
-__all__ = ["record_layers", "check_exit_params", "early_exit_pass"]
+__all__ = ["EarlyExit", "record_layers", "check_exit_params", "early_exit_pass"]
+
+@dataclass(frozen=True, kw_only=True)
+class EarlyExit:
+    """LEAP's exit-aware loss and exit rule: the classifier's ``early_exit__`` settings.
+
+    Parameters
+    ----------
+    loss_weight : float
+        Weight of the LEAP exit-aware loss added in fine-tuning, ``>= 0`` (:mod:`sktspt.leap`):
+        it pulls each intermediate layer's pooled representation towards the final one,
+        so that ``early_exit`` can stop early without losing accuracy. 0 turns it off.
+    min_layer : int
+        First layer (1-based) at which ``early_exit`` may stop a series.
+    """
+
+    loss_weight: float = 0.0
+    min_layer: int = 2
+
 
 #: The parameters of LEAP, checked again at prediction (they can be set after fit).
 EXIT_PARAMS = ("early_exit__loss_weight", "early_exit", "early_exit__min_layer")

@@ -29,17 +29,47 @@ from __future__ import annotations
 
 import math
 import warnings
+from dataclasses import dataclass
 
 import torch
 
 __all__ = [
-    "MASKINGS", "make_mask", "random_mask", "span_mask", "block_mask", "channel_mask",
+    "MASKINGS", "Masking", "make_mask", "random_mask", "span_mask", "block_mask", "channel_mask",
     "restrict_to_channels", "resolve_masking", "draw_ratios",
 ]
 
 MASKINGS = ("random", "span", "block", "channel", "mixed")
 #: The range a series' own ratio is kept in when ``ratio_spread`` is set.
 RATIO_RANGE = (0.05, 0.95)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Masking:
+    """What pretraining hides: the estimators' ``masking__`` settings, which their
+    pretraining net passes to :func:`make_mask`.
+
+    Parameters
+    ----------
+    ratio : float
+        Fraction of values hidden, in ``(0, 1)``.
+    ratio_spread : float
+        Each series' hidden fraction is drawn uniformly from ``masking__ratio ±
+        masking__ratio_spread`` (kept within ``[0.05, 0.95]``), for every objective, so
+        pretraining also sees series that are mostly visible, as fine-tuning does. In
+        ``[0, 0.5)``; 0: every series hides ``masking__ratio``.
+    mean_span : float or None
+        Mean length of hidden runs for ``span`` and ``block``, positive; None uses
+        ``max(3, patch size)``.
+    channels : list of int or None
+        The only channels masking may hide (indices into ``n_channels``); the others
+        (covariates that are always known) stay visible as context and are never
+        reconstructed. None masks all channels. Unused by ``"lejepa"``.
+    """
+
+    ratio: float = 0.7
+    ratio_spread: float = 0.25
+    mean_span: float | None = None
+    channels: tuple[int, ...] | None = None
 
 
 def _uniform(shape, generator: torch.Generator, device) -> torch.Tensor:

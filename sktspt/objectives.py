@@ -164,15 +164,16 @@ class LeJEPALoss(nn.Module):
     Parameters
     ----------
     sigreg_lambda : float, default=0.05
-        Weight of SIGReg in ``[0, 1]``.
+        Weight of SIGReg in ``[0, 1]``: the estimators' ``pretrain_objective__sigreg_lambda``,
+        which ``"masked+sigreg"`` weighs its SIGReg term by too (unused with ``"masked"``).
     n_global : int, default=2
         Leading views that define the centres.
     n_slices, seed
         Passed to :class:`SIGReg`.
     """
 
-    def __init__(self, sigreg_lambda: float = 0.05, n_global: int = 2, n_slices: int = 256,
-                 seed: int = 0):
+    def __init__(self, n_global: int = 2, n_slices: int = 256, seed: int = 0, *,
+                 sigreg_lambda: float = 0.05):
         super().__init__()
         if not 0.0 <= float(sigreg_lambda) <= 1.0:
             raise ValueError(f"sigreg_lambda must be in [0, 1], got {sigreg_lambda!r}.")

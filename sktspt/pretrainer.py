@@ -78,7 +78,6 @@ class SPTPretrainer(ParameterHints, EmbeddingTransformerMixin, SPTBase):
         augment="auto",
         validation_fraction=0.0,
         callbacks=None,
-        checkpoint_dir=None,
         random_state=None,
         device="cpu",
         verbose=0,
@@ -98,7 +97,6 @@ class SPTPretrainer(ParameterHints, EmbeddingTransformerMixin, SPTBase):
         self.augment = augment
         self.validation_fraction = validation_fraction
         self.callbacks = callbacks
-        self.checkpoint_dir = checkpoint_dir
         self.random_state = random_state
         self.device = device
         self.verbose = verbose

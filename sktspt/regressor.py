@@ -153,7 +153,6 @@ class SPTRegressor(ParameterHints, RegressorMixin, SupervisedSPT):
         pretrainer=None,
         validation_fraction=0.0,
         callbacks=None,
-        checkpoint_dir=None,
         random_state=None,
         device="cpu",
         verbose=0,
@@ -179,7 +178,6 @@ class SPTRegressor(ParameterHints, RegressorMixin, SupervisedSPT):
         self.pretrainer = pretrainer
         self.validation_fraction = validation_fraction
         self.callbacks = callbacks
-        self.checkpoint_dir = checkpoint_dir
         self.random_state = random_state
         self.device = device
         self.verbose = verbose

@@ -42,7 +42,6 @@ from sktime.transformations.base import BaseTransformer
 
 from ._param_docs import document_parameters
 from ._param_hints import ParameterHints
-from ._routed import ROUTED
 from .classifier import SPTClassifier
 from .pretrainer import SPTPretrainer
 from .regressor import SPTRegressor
@@ -75,7 +74,7 @@ def _takes_the_parameters_of(estimator: type, less: Sequence[str] = ()):
 
     Gives the class an ``__init__`` with the signature of ``estimator.__init__`` less the
     parameters in ``less``, its routed settings (``attention__levels``, ...) written out
-    as keyword-only parameters with their defaults from :data:`~sktspt._routed.ROUTED`
+    as keyword-only parameters with their defaults (their components' signatures)
     (sktime allows no ``**kwargs`` in a constructor), which stores each argument under
     its name and then calls the sktime base class's ``__init__``; and fills the
     docstring's ``<parameters>`` from the estimator's doc table.
@@ -83,8 +82,8 @@ def _takes_the_parameters_of(estimator: type, less: Sequence[str] = ()):
     signature = inspect.signature(estimator.__init__)
     if unknown := set(less) - set(signature.parameters):
         raise RuntimeError(f"{estimator.__name__} has no parameters {sorted(unknown)}.")
-    routed = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY,
-                                default=ROUTED[name].default) for name in estimator._routed]
+    routed = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default)
+              for name, default in estimator._routed.items()]
     signature = signature.replace(parameters=[
         *(p for p in signature.parameters.values()
           if p.name not in less and p.kind is not p.VAR_KEYWORD), *routed])
@@ -101,7 +100,7 @@ def _takes_the_parameters_of(estimator: type, less: Sequence[str] = ()):
         __init__.__signature__ = signature
         __init__.__qualname__ = f"{cls.__qualname__}.__init__"
         cls.__init__ = __init__
-        cls._routed = estimator._routed  # documented as the estimator's routed settings
+        cls._routes, cls._routed = estimator._routes, estimator._routed  # the estimator's
         cls._removed = getattr(estimator, "_removed", {})  # its names removed in 0.5
         return document_parameters(estimator._parameter_docs)(cls)
 

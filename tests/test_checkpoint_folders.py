@@ -1,4 +1,4 @@
-"""A ``checkpoint_dir`` holds the checkpoints of one fit.
+"""A checkpoint folder (``ResumableCheckpoint``) holds the checkpoints of one fit.
 
 A fit that differs (pretrainer, callbacks, RandomState seed, class weights, labels, data)
 is refused naming what differs, and one that cannot be fingerprinted is refused on resume;
@@ -19,7 +19,7 @@ from conftest import TINY_NET as TINY
 from conftest import data_fixture
 from skorch.callbacks import Callback, EpochScoring
 
-from sktspt import SPTClassifier, SPTPretrainer, load
+from sktspt import ResumableCheckpoint, SPTClassifier, SPTPretrainer, load
 from sktspt.training.resume import LOCK_FILE
 
 data = data_fixture(n=24, t=24)
@@ -36,7 +36,8 @@ def test_checkpoint_of_a_fit_with_another_pretrainer_is_refused(data, tmp_path):
     X, y = data
     first, second = (SPTPretrainer(pretrain_epochs=1, **{**TINY, "random_state": s}).fit(X)
                      for s in (0, 1))
-    params = dict(pretrain_epochs=0, max_epochs=1, checkpoint_dir=tmp_path, **TINY)
+    params = dict(pretrain_epochs=0, max_epochs=1,
+                  callbacks=[ResumableCheckpoint(tmp_path)], **TINY)
     SPTClassifier(pretrainer=FrozenEstimator(first), **params).fit(X, y)
     with pytest.raises(ValueError, match="different fit.*pretrainer"):
         SPTClassifier(pretrainer=FrozenEstimator(second), **params).fit(X, y)
@@ -46,13 +47,14 @@ def test_checkpoint_of_a_fit_with_another_pretrainer_is_refused(data, tmp_path):
 
 def test_checkpoint_of_a_fit_with_other_callbacks_is_refused(data, tmp_path):
     X, y = data
-    params = dict(pretrain_epochs=0, max_epochs=1, checkpoint_dir=tmp_path, **TINY)
-    SPTClassifier(callbacks=[EpochScoring("accuracy")], **params).fit(X, y)
-    SPTClassifier(callbacks=[EpochScoring("accuracy")], **params).fit(X, y)
+    params = dict(pretrain_epochs=0, max_epochs=1, **TINY)
+    ckpt = ResumableCheckpoint(tmp_path)
+    SPTClassifier(callbacks=[EpochScoring("accuracy"), ckpt], **params).fit(X, y)
+    SPTClassifier(callbacks=[EpochScoring("accuracy"), ckpt], **params).fit(X, y)
     with pytest.raises(ValueError, match="different fit.*callbacks"):
-        SPTClassifier(callbacks=[EpochScoring("f1_macro")], **params).fit(X, y)
+        SPTClassifier(callbacks=[EpochScoring("f1_macro"), ckpt], **params).fit(X, y)
     with pytest.raises(ValueError, match="different fit.*callbacks"):
-        SPTClassifier(**params).fit(X, y)
+        SPTClassifier(callbacks=[ckpt], **params).fit(X, y)
 
 
 class Opaque(Callback):
@@ -64,15 +66,16 @@ class Opaque(Callback):
 
 def test_resume_is_refused_when_a_callback_cannot_be_fingerprinted(data, tmp_path):
     X, y = data
-    params = dict(pretrain_epochs=0, max_epochs=1, checkpoint_dir=tmp_path, **TINY)
-    SPTClassifier(callbacks=[Opaque(lambda net: None)], **params).fit(X, y)
+    params = dict(pretrain_epochs=0, max_epochs=1, **TINY)
+    ckpt = ResumableCheckpoint(tmp_path)
+    SPTClassifier(callbacks=[Opaque(lambda net: None), ckpt], **params).fit(X, y)
     with pytest.raises(ValueError, match=r"callbacks\[0\]\['fn'\] cannot be fingerprinted"):
-        SPTClassifier(callbacks=[Opaque(lambda net: None)], **params).fit(X, y)
+        SPTClassifier(callbacks=[Opaque(lambda net: None), ckpt], **params).fit(X, y)
 
 
 def test_checkpoint_of_a_fit_with_another_random_state_seed_is_refused(data, tmp_path):
     X, y = data
-    params = dict(pretrain_epochs=0, max_epochs=1, checkpoint_dir=tmp_path,
+    params = dict(pretrain_epochs=0, max_epochs=1, callbacks=[ResumableCheckpoint(tmp_path)],
                   **{**TINY, "random_state": np.random.RandomState(0)})
     first = SPTClassifier(**params).fit(X, y)
     params["random_state"] = np.random.RandomState(1)
@@ -85,7 +88,8 @@ def test_checkpoint_of_a_fit_with_another_random_state_seed_is_refused(data, tmp
 
 def test_a_failed_first_fit_does_not_claim_the_folder(data, tmp_path):
     X, y = data
-    params = dict(pretrain_epochs=1, max_epochs=1, checkpoint_dir=tmp_path, **TINY)
+    params = dict(pretrain_epochs=1, max_epochs=1,
+                  callbacks=[ResumableCheckpoint(tmp_path)], **TINY)
     with pytest.raises(FloatingPointError):
         SPTClassifier(**{**params, "lr": 1e6}).fit(X, y)
     clf = SPTClassifier(**params).fit(X, y)  # no checkpoint was written: nothing to resume
@@ -98,10 +102,10 @@ def test_a_loaded_model_does_not_write_into_its_checkpoint_dir(data, tmp_path):
 
     X, y = data
     ckpt = tmp_path / "ckpt"
-    SPTClassifier(checkpoint_dir=ckpt, **FAST).fit(X, y).save(tmp_path / "m")
+    SPTClassifier(callbacks=[ResumableCheckpoint(ckpt)], **FAST).fit(X, y).save(tmp_path / "m")
     before = sorted(str(p) for p in ckpt.rglob("*"))
     loaded = load(tmp_path / "m")
-    assert loaded.checkpoint_dir is None
+    assert loaded.callbacks is None
     scores = cross_val_score(loaded, X, y, cv=2, error_score="raise")
     assert np.isfinite(scores).all()
     assert sorted(str(p) for p in ckpt.rglob("*")) == before
@@ -109,7 +113,8 @@ def test_a_loaded_model_does_not_write_into_its_checkpoint_dir(data, tmp_path):
 
 def test_a_class_weight_mapping_is_fingerprinted_and_resumes(data, tmp_path):
     X, y = data
-    params = dict(pretrain_epochs=0, max_epochs=1, checkpoint_dir=tmp_path, **TINY)
+    params = dict(pretrain_epochs=0, max_epochs=1,
+                  callbacks=[ResumableCheckpoint(tmp_path)], **TINY)
     first = SPTClassifier(class_weight={0: 1.0, 1: 2.0}, **params).fit(X, y)
     again = SPTClassifier(class_weight={1: 2.0, 0: 1.0}, **params).fit(X, y)  # reloaded
     np.testing.assert_array_equal(again.predict_proba(X), first.predict_proba(X))
@@ -119,7 +124,8 @@ def test_a_class_weight_mapping_is_fingerprinted_and_resumes(data, tmp_path):
 
 def test_a_reused_checkpoint_dir_with_flipped_labels_names_the_labels(data, tmp_path):
     X, y = data
-    params = dict(pretrain_epochs=1, max_epochs=1, checkpoint_dir=tmp_path, **TINY)
+    params = dict(pretrain_epochs=1, max_epochs=1,
+                  callbacks=[ResumableCheckpoint(tmp_path)], **TINY)
     SPTClassifier(**params).fit(X, y)
     with pytest.raises(ValueError, match=r"differs in: labels\)"):
         SPTClassifier(**params).fit(X, 1 - y)
@@ -139,7 +145,7 @@ def interrupted_fit(X, y, path, monkeypatch, epoch=2):
             raise KeyboardInterrupt
         return original(self, batch, **kwargs)
 
-    params = dict(pretrain_epochs=0, max_epochs=3, checkpoint_dir=path, **TINY)
+    params = dict(pretrain_epochs=0, max_epochs=3, callbacks=[ResumableCheckpoint(path)], **TINY)
     with monkeypatch.context() as m:
         m.setattr(AugmentedNetClassifier, "train_step", step)
         with pytest.raises(KeyboardInterrupt):
@@ -175,8 +181,9 @@ def test_full_disk_while_checkpointing_is_reported_and_keeps_the_last_epoch(
     data, tmp_path, monkeypatch
 ):
     X, y = data
-    params = dict(pretrain_epochs=0, max_epochs=3, checkpoint_dir=tmp_path, **TINY)
-    ref = SPTClassifier(**{**params, "checkpoint_dir": None}).fit(X, y)
+    params = dict(pretrain_epochs=0, max_epochs=3,
+                  callbacks=[ResumableCheckpoint(tmp_path)], **TINY)
+    ref = SPTClassifier(**{**params, "callbacks": None}).fit(X, y)
     real_save = torch.save
     calls = []
 
@@ -210,8 +217,8 @@ def test_a_second_process_cannot_use_the_same_checkpoint_dir(data, tmp_path):
     try:
         assert holder.stdout.readline().strip() == "locked"
         with pytest.raises(RuntimeError, match=f"in use by another fit \\(process {holder.pid}\\)"):
-            SPTClassifier(checkpoint_dir=tmp_path, **FAST).fit(X, y)
+            SPTClassifier(callbacks=[ResumableCheckpoint(tmp_path)], **FAST).fit(X, y)
         assert not (tmp_path / "run.json").exists()
     finally:
         holder.communicate("", timeout=30)
-    SPTClassifier(checkpoint_dir=tmp_path, **FAST).fit(X, y)  # free again
+    SPTClassifier(callbacks=[ResumableCheckpoint(tmp_path)], **FAST).fit(X, y)  # free again

@@ -14,7 +14,7 @@ import pytest
 from conftest import ONE_EPOCH_FIT as FAST
 from conftest import data_fixture
 
-from sktspt import SPTClassifier, load
+from sktspt import ResumableCheckpoint, SPTClassifier, load
 
 data = data_fixture(n=12, t=16)
 
@@ -105,9 +105,9 @@ def test_parameters_set_after_fit_do_not_change_predictions(data, augment):
 # --- checkpoints ---------------------------------------------------------------------------
 def test_a_checkpoint_folder_without_its_fingerprint_is_refused(data, tmp_path):
     X, y = data
-    SPTClassifier(checkpoint_dir=tmp_path, **FAST).fit(X, y)
+    SPTClassifier(callbacks=[ResumableCheckpoint(tmp_path)], **FAST).fit(X, y)
     os.remove(tmp_path / "run.json")
-    clf = SPTClassifier(checkpoint_dir=tmp_path, **FAST)
+    clf = SPTClassifier(callbacks=[ResumableCheckpoint(tmp_path)], **FAST)
     with pytest.raises(ValueError, match="no run.json"):
         clf.fit(X, 1 - y)
     # and the refusal released the folder: a fit in a fresh folder of the same process
@@ -117,14 +117,14 @@ def test_a_checkpoint_folder_without_its_fingerprint_is_refused(data, tmp_path):
             import shutil
 
             shutil.rmtree(tmp_path / entry)
-    SPTClassifier(checkpoint_dir=tmp_path, **FAST).fit(X, 1 - y)
+    SPTClassifier(callbacks=[ResumableCheckpoint(tmp_path)], **FAST).fit(X, 1 - y)
 
 
 def test_a_fit_refused_after_claiming_checkpoint_dir_releases_it(data, tmp_path):
     X, y = data
-    clf = SPTClassifier(checkpoint_dir=tmp_path, **FAST)
+    clf = SPTClassifier(callbacks=[ResumableCheckpoint(tmp_path)], **FAST)
     with pytest.raises(ValueError, match="X_unlabeled has 1 channel, but"):
         clf.fit(X, y, X_unlabeled=X[:, :1])
     assert "_run_lock" not in vars(clf)
     # not "in use by another fit"
-    SPTClassifier(checkpoint_dir=tmp_path, **FAST).fit(X, y)
+    SPTClassifier(callbacks=[ResumableCheckpoint(tmp_path)], **FAST).fit(X, y)

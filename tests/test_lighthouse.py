@@ -13,7 +13,7 @@ import torch.nn.functional as F
 from conftest import make_panel
 from skorch.callbacks import Callback
 
-from sktspt import SPTClassifier, SPTPretrainer
+from sktspt import ResumableCheckpoint, SPTClassifier, SPTPretrainer
 from sktspt.nn.encoder import SelfAttention
 from sktspt.nn.heads import ReconstructionModel
 from sktspt.nn.lighthouse import (
@@ -246,8 +246,8 @@ def test_resumed_fit_switches_at_the_same_step(tmp_path, monkeypatch):
 
     monkeypatch.setattr(SeededStepNet, "train_step", step)
     with pytest.raises(KeyboardInterrupt):
-        SPTPretrainer(checkpoint_dir=tmp_path, **kw).fit(X)
-    resumed = SPTPretrainer(checkpoint_dir=tmp_path, **kw).fit(X)
+        SPTPretrainer(callbacks=[ResumableCheckpoint(tmp_path)], **kw).fit(X)
+    resumed = SPTPretrainer(callbacks=[ResumableCheckpoint(tmp_path)], **kw).fit(X)
     assert resumed.history_[:, "train_loss"] == ref.history_[:, "train_loss"]
     assert np.array_equal(resumed.transform(X), ref.transform(X))
 

@@ -10,7 +10,7 @@ import pytest
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
-from sktspt import SPTClassifier, SPTRegressor, load
+from sktspt import ResumableCheckpoint, SPTClassifier, SPTRegressor, load
 from sktspt.training import AugmentedNetRegressor
 
 TINY = dict(depth=1, d_model=16, architecture__n_heads=2, architecture__dim_feedforward=16,
@@ -172,11 +172,11 @@ def test_pretrainer_and_unlabeled_series_feed_pretraining(data):
 
 def test_a_finished_checkpointed_fit_is_reloaded(data, tmp_path):
     X, Y = data
-    first = SPTRegressor(**TINY, checkpoint_dir=tmp_path / "run").fit(X, Y)
-    again = SPTRegressor(**TINY, checkpoint_dir=tmp_path / "run").fit(X, Y)
+    first = SPTRegressor(**TINY, callbacks=[ResumableCheckpoint(tmp_path / "run")]).fit(X, Y)
+    again = SPTRegressor(**TINY, callbacks=[ResumableCheckpoint(tmp_path / "run")]).fit(X, Y)
     np.testing.assert_array_equal(again.predict(X), first.predict(X))
     with pytest.raises(ValueError, match="different fit"):  # other targets, other fit
-        SPTRegressor(**TINY, checkpoint_dir=tmp_path / "run").fit(X, Y[::-1])
+        SPTRegressor(**TINY, callbacks=[ResumableCheckpoint(tmp_path / "run")]).fit(X, Y[::-1])
 
 
 # --- bad input (issue 61.4) --------------------------------------------------------------

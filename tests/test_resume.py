@@ -20,7 +20,7 @@ from conftest import make_panel
 from skorch import NeuralNet, NeuralNetClassifier
 from skorch.callbacks import Callback
 
-from sktspt import SPTClassifier, SPTPretrainer
+from sktspt import ResumableCheckpoint, SPTClassifier, SPTPretrainer
 from sktspt.training import AugmentedNetClassifier, MaskedPretrainNet, SeededStepNet
 
 TINY = dict(
@@ -88,7 +88,7 @@ def test_interrupted_finetuning_resumes_where_it_stopped(data, tmp_path, monkeyp
     ref = SPTClassifier(**params).fit(X, y)
 
     interrupt_in(monkeypatch, AugmentedNetClassifier, 4)
-    clf = SPTClassifier(checkpoint_dir=tmp_path, **params)
+    clf = SPTClassifier(callbacks=[ResumableCheckpoint(tmp_path)], **params)
     with pytest.raises(KeyboardInterrupt, match="fine-tuning, in epoch 4 of 6.*epoch 3"):
         clf.fit(X, y)
     assert not hasattr(clf, "net_")
@@ -97,7 +97,7 @@ def test_interrupted_finetuning_resumes_where_it_stopped(data, tmp_path, monkeyp
 
     pretrain_calls = epochs_requested(monkeypatch, MaskedPretrainNet)
     finetune_calls = epochs_requested(monkeypatch, NeuralNetClassifier)
-    resumed = SPTClassifier(checkpoint_dir=tmp_path, **params).fit(X, y)
+    resumed = SPTClassifier(callbacks=[ResumableCheckpoint(tmp_path)], **params).fit(X, y)
     assert pretrain_calls == []  # the finished pretraining is loaded, not rerun
     assert finetune_calls == [3]  # epochs 4-6 only: nothing but the interrupted epoch lost
     assert len(resumed.history_) == 6
@@ -114,13 +114,13 @@ def test_interrupted_pretraining_resumes_where_it_stopped(data, tmp_path, monkey
     ref = SPTPretrainer(**params).fit(X)
 
     interrupt_in(monkeypatch, SeededStepNet, 3)
-    pre = SPTPretrainer(checkpoint_dir=tmp_path, **params)
+    pre = SPTPretrainer(callbacks=[ResumableCheckpoint(tmp_path)], **params)
     with pytest.raises(KeyboardInterrupt, match="pretraining, in epoch 3 of 5.*epoch 2"):
         pre.fit(X)
     assert folders(tmp_path / "pretrain") == ["epoch_000002"]
 
     calls = epochs_requested(monkeypatch, NeuralNet)  # the base of every pretraining net
-    resumed = SPTPretrainer(checkpoint_dir=tmp_path, **params).fit(X)
+    resumed = SPTPretrainer(callbacks=[ResumableCheckpoint(tmp_path)], **params).fit(X)
     assert calls == [3]
     assert len(resumed.history_) == 5
     # The mask/view streams and SIGReg's step counter are restored: the same losses.
@@ -141,7 +141,7 @@ def test_classifier_interrupted_in_pretraining_does_not_fine_tune(data, tmp_path
         return original(self, batch, **kwargs)
 
     monkeypatch.setattr(MaskedPretrainNet, "train_step", ctrl_c_in_epoch_3)
-    clf = SPTClassifier(checkpoint_dir=tmp_path, **params)
+    clf = SPTClassifier(callbacks=[ResumableCheckpoint(tmp_path)], **params)
     with pytest.raises(KeyboardInterrupt, match="pretraining, in epoch 3 of 4"):
         clf.fit(X, y)
     assert not (tmp_path / "finetune").exists()
@@ -149,7 +149,7 @@ def test_classifier_interrupted_in_pretraining_does_not_fine_tune(data, tmp_path
 
     monkeypatch.setattr(MaskedPretrainNet, "train_step", original)
     calls = epochs_requested(monkeypatch, MaskedPretrainNet)
-    resumed = SPTClassifier(checkpoint_dir=tmp_path, **params).fit(X, y)
+    resumed = SPTClassifier(callbacks=[ResumableCheckpoint(tmp_path)], **params).fit(X, y)
     assert calls == [2]
     assert len(resumed.pretrain_history_) == 4
     np.testing.assert_array_equal(resumed.predict_proba(X), ref.predict_proba(X))
@@ -168,10 +168,10 @@ def test_best_epoch_state_survives_resume(data, tmp_path, monkeypatch, patience)
     assert ref_stop.best_epoch_ < interrupt_epoch - 1
 
     interrupt_in(monkeypatch, AugmentedNetClassifier, interrupt_epoch)
-    clf = SPTClassifier(checkpoint_dir=tmp_path, **params)
+    clf = SPTClassifier(callbacks=[ResumableCheckpoint(tmp_path)], **params)
     with pytest.raises(KeyboardInterrupt):
         clf.fit(X, y)
-    resumed = SPTClassifier(checkpoint_dir=tmp_path, **params).fit(X, y)
+    resumed = SPTClassifier(callbacks=[ResumableCheckpoint(tmp_path)], **params).fit(X, y)
     stop = dict(resumed.net_.callbacks_)["best_epoch"]
     assert stop.best_epoch_ == ref_stop.best_epoch_
     assert len(resumed.history_) == len(ref.history_)  # early stopping at the same epoch
@@ -182,7 +182,7 @@ def test_best_epoch_state_survives_resume(data, tmp_path, monkeypatch, patience)
 def test_interrupt_without_checkpoint_dir_is_surfaced(data):
     X, y = data
     clf = SPTClassifier(pretrain_epochs=1, max_epochs=4, callbacks=[InterruptIn(2)], **TINY)
-    with pytest.raises(KeyboardInterrupt, match="Set checkpoint_dir"):
+    with pytest.raises(KeyboardInterrupt, match=r"Pass callbacks=\[ResumableCheckpoint"):
         clf.fit(X, y)
     assert not hasattr(clf, "net_")
 
@@ -191,15 +191,16 @@ def test_early_stopping_is_not_an_interruption(data, tmp_path):
     X, y = data
     # Without mixup the validation loss of this small set soon stops falling.
     clf = SPTClassifier(pretrain_epochs=0, max_epochs=10, lr=0.01, schedule__patience=3,
-                        mixup=0.0, validation_fraction=0.2, checkpoint_dir=tmp_path,
-                        **TINY).fit(X, y)
+                        mixup=0.0, validation_fraction=0.2,
+                        callbacks=[ResumableCheckpoint(tmp_path)], **TINY).fit(X, y)
     assert len(clf.history_) < 10
     assert folders(tmp_path / "finetune") == ["final"]
 
 
 def test_finished_fit_is_reloaded_not_retrained(data, tmp_path, monkeypatch):
     X, y = data
-    params = dict(pretrain_epochs=2, max_epochs=2, checkpoint_dir=tmp_path, **TINY)
+    params = dict(pretrain_epochs=2, max_epochs=2,
+                  callbacks=[ResumableCheckpoint(tmp_path)], **TINY)
     first = SPTClassifier(**params).fit(X, y)
     calls = epochs_requested(monkeypatch, MaskedPretrainNet)
     calls += epochs_requested(monkeypatch, NeuralNetClassifier)
@@ -214,10 +215,10 @@ def test_resume_reuses_the_seed_of_the_first_run(data, tmp_path, monkeypatch):
     X, y = data
     params = {**TINY, "random_state": None, "pretrain_epochs": 0, "max_epochs": 4}
     interrupt_in(monkeypatch, AugmentedNetClassifier, 3)
-    clf = SPTClassifier(checkpoint_dir=tmp_path, **params)
+    clf = SPTClassifier(callbacks=[ResumableCheckpoint(tmp_path)], **params)
     with pytest.raises(KeyboardInterrupt):
         clf.fit(X, y)
-    resumed = SPTClassifier(checkpoint_dir=tmp_path, **params).fit(X, y)
+    resumed = SPTClassifier(callbacks=[ResumableCheckpoint(tmp_path)], **params).fit(X, y)
     seed = json.loads((tmp_path / "run.json").read_text())["seed"]
     monkeypatch.setattr(SPTClassifier, "_seed", lambda self: seed)
     ref = SPTClassifier(**params).fit(X, y)
@@ -229,7 +230,8 @@ def test_resume_reuses_the_seed_of_the_first_run(data, tmp_path, monkeypatch):
 )
 def test_checkpoint_of_another_fit_is_refused(data, tmp_path, change):
     X, y = data
-    params = dict(pretrain_epochs=1, max_epochs=2, checkpoint_dir=tmp_path, **TINY)
+    params = dict(pretrain_epochs=1, max_epochs=2,
+                  callbacks=[ResumableCheckpoint(tmp_path)], **TINY)
     SPTClassifier(**params).fit(X, y)
     if change == "data":
         X = X + 1.0
@@ -241,15 +243,21 @@ def test_checkpoint_of_another_fit_is_refused(data, tmp_path, change):
         SPTClassifier(**params).fit(X, y)
 
 
-def test_checkpoint_dir_must_be_a_path(data):
+def test_checkpoint_dir_must_be_a_path_and_one(data, tmp_path):
     X, y = data
-    with pytest.raises(TypeError, match="checkpoint_dir must be None or a path"):
-        SPTClassifier(checkpoint_dir=3, **TINY).fit(X, y)
+    with pytest.raises(TypeError, match="ResumableCheckpoint's dirname must be a path, got int"):
+        SPTClassifier(callbacks=[ResumableCheckpoint(3)], **TINY).fit(X, y)
+    two = [ResumableCheckpoint(tmp_path), ("other", ResumableCheckpoint(tmp_path / "b"))]
+    with pytest.raises(ValueError, match="more than one ResumableCheckpoint"):
+        SPTClassifier(callbacks=two, **TINY).fit(X, y)
+    with pytest.raises(ValueError, match="goes in callbacks, not pretrain__callbacks"):
+        SPTClassifier(pretrain__callbacks=two[:1], **TINY).fit(X, y)
+    assert not os.listdir(tmp_path)
 
 
 def test_unreadable_checkpoint_gives_clear_error(data, tmp_path, monkeypatch):
     X, _ = data
-    params = dict(pretrain_epochs=4, checkpoint_dir=tmp_path, **TINY)
+    params = dict(pretrain_epochs=4, callbacks=[ResumableCheckpoint(tmp_path)], **TINY)
     interrupt_in(monkeypatch, SeededStepNet, 3)
     with pytest.raises(KeyboardInterrupt):
         SPTPretrainer(**params).fit(X)
@@ -265,7 +273,7 @@ CHILD = textwrap.dedent(
     import numpy as np
     import torch
     torch.set_num_threads(1)
-    from sktspt import SPTClassifier
+    from sktspt import ResumableCheckpoint, SPTClassifier
     from sktspt.training.resume import EpochCheckpoint
 
     # Leaves the parent time to kill mid-run, however loaded (not a callback: callbacks
@@ -282,7 +290,7 @@ CHILD = textwrap.dedent(
     params = dict(depth=1, d_model=16, architecture__n_heads=2, architecture__dim_feedforward=16,
                   architecture__dropout=0.1,
                   batch_size=8, random_state=0, pretrain_epochs=3, max_epochs=30)
-    SPTClassifier(checkpoint_dir=sys.argv[3], **params).fit(X, y)
+    SPTClassifier(callbacks=[ResumableCheckpoint(sys.argv[3])], **params).fit(X, y)
     """
 )
 
@@ -324,7 +332,7 @@ def test_killed_process_resumes_from_its_last_checkpoint(data, tmp_path, monkeyp
     params = dict(pretrain_epochs=3, max_epochs=30, **TINY)
     pretrain_calls = epochs_requested(monkeypatch, MaskedPretrainNet)
     finetune_calls = epochs_requested(monkeypatch, NeuralNetClassifier)
-    resumed = SPTClassifier(checkpoint_dir=ckpt, **params).fit(X, y)
+    resumed = SPTClassifier(callbacks=[ResumableCheckpoint(ckpt)], **params).fit(X, y)
     assert pretrain_calls == []
     assert finetune_calls == [30 - k]
     assert len(resumed.history_) == 30

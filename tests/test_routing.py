@@ -9,10 +9,12 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
+from skorch.callbacks import EpochScoring
 
 from sktspt import SPTClassifier, SPTClassifierSktime, SPTPretrainer, SPTRegressor
-from sktspt._param_hints import REJECTED, REMOVED
-from sktspt._routed import ROUTED
+from sktspt._param_docs import component_docs
+from sktspt._param_hints import CHECKPOINT, REJECTED, REMOVED
+from sktspt.training.callbacks import checkpoint_folder
 
 
 def _explicit(cls) -> list[str]:
@@ -20,15 +22,29 @@ def _explicit(cls) -> list[str]:
             if p.kind is not p.VAR_KEYWORD]
 
 
-def test_the_surface_is_at_most_25_parameters():
-    """At most 25, ``**kwargs`` counted: scikit-learn's largest signature (24) and
-    ``checkpoint_dir``, top-level since 0.5 (``callbacks__`` is skorch's route to a callback)."""
-    assert len(_explicit(SPTClassifier)) == 24
-    assert len(_explicit(SPTRegressor)) == 23
+def test_the_surface_is_at_most_24_parameters():
+    """At most 24, ``**kwargs`` counted: scikit-learn's largest signature (24); resumable
+    checkpoints are a callback (``ResumableCheckpoint``), as skorch's ``Checkpoint``."""
+    assert len(_explicit(SPTClassifier)) == 23
+    assert len(_explicit(SPTRegressor)) == 22
     assert len(_explicit(SPTPretrainer)) <= 22
     for cls in (SPTClassifier, SPTRegressor, SPTPretrainer):
-        assert set(cls._routed) <= set(ROUTED)
         assert not set(cls._routed) & set(_explicit(cls))
+
+
+@pytest.mark.parametrize("cls", [SPTClassifier, SPTRegressor, SPTPretrainer])
+def test_a_routed_setting_is_its_components_keyword_argument(cls):
+    """skorch's routing: ``<group>__<name>`` is keyword argument ``name`` of the group's
+    component, with that argument's default and documentation (no table of their own)."""
+    assert cls._routed and set(cls._routes) == {n.partition("__")[0] for n in cls._routed}
+    for name, default in cls._routed.items():
+        group, _, own = name.partition("__")
+        param = inspect.signature(cls._routes[group]).parameters[own]
+        assert param.kind is param.KEYWORD_ONLY and param.default is default
+        kind, text = component_docs(cls._routes[group])[own]
+        assert f"{name} : {kind}, default=" in cls.__doc__ and text.split()[0] in cls.__doc__
+    assert SPTClassifier._routed["optimizer__weight_decay"] == 0.01  # not torch's, by chance
+    assert "schedule__pretrain_share" not in SPTPretrainer._routed
 
 
 def test_a_routed_setting_is_stored_and_returned_only_when_given():
@@ -36,7 +52,7 @@ def test_a_routed_setting_is_stored_and_returned_only_when_given():
     assert clf.attention__levels == 2
     params = clf.get_params(deep=False)
     assert params["attention__levels"] == 2 and "attention__pool" not in params
-    assert clf._settings()["attention__pool"] == ROUTED["attention__pool"].default
+    assert clf._settings()["attention__pool"] == SPTClassifier._routed["attention__pool"]
     assert "attention__levels" not in SPTClassifier().get_params()
     assert repr(clf) == "SPTClassifier(attention='lighthouse', attention__levels=2)"
 
@@ -84,7 +100,8 @@ def test_routed_settings_are_not_public_attributes_but_read_as_them():
     est = SPTClassifier(attention__levels=4)
     public = {k for k in vars(est) if not k.startswith("_")}
     assert public == set(SPTClassifier._get_param_names())
-    assert est.attention__levels == 4 and est.attention__pool == ROUTED["attention__pool"].default
+    assert est.attention__levels == 4
+    assert est.attention__pool == SPTClassifier._routed["attention__pool"]
 
 
 def test_an_invalid_routed_value_names_the_setting():
@@ -93,11 +110,12 @@ def test_an_invalid_routed_value_names_the_setting():
         SPTPretrainer(masking__ratio=1.5).fit(X)
 
 
-@pytest.mark.parametrize("old", sorted(n for n, new in REMOVED.items() if new))
+@pytest.mark.parametrize("old", sorted(n for n, new in REMOVED.items()
+                                      if new and new != CHECKPOINT))
 def test_an_old_flat_name_raises_naming_its_routed_setting(old):
     new = REMOVED[old]
     message = rf"SPTClassifier\({old}=\.\.\.\) was removed in 0\.5; use {new}=\.\.\. instead"
-    value = ROUTED[new].default if new in ROUTED else None
+    value = SPTClassifier._routed.get(new)
     with pytest.raises(TypeError, match=message):
         SPTClassifier(**{old: value})
     with pytest.raises(TypeError, match=message):
@@ -129,44 +147,46 @@ def test_stretching_augmentation_was_removed(value):
 def test_a_pickle_with_flat_names_reads_them_as_routed_settings():
     """A pickle from before 0.4.0 holds the flat names as attributes: they become settings
     (read by fit), not stray public attributes; a rejected option left unset is dropped;
-    its flat checkpoint_dir is today's parameter again."""
+    its checkpoint_dir is a ResumableCheckpoint among the callbacks."""
     state = dict(SPTClassifier().__dict__)
-    for name in ("_routed_values", "checkpoint_dir"):
-        del state[name]
+    del state["_routed_values"]
     state.update(patience=3, checkpoint_dir="ckpt", mask_ratio=0.7, layer_decay=1.0,
                  reinit_layers="deprecated")
     clf = SPTClassifier.__new__(SPTClassifier)
     clf.__setstate__(state)
     settings = clf._settings()
-    assert settings["schedule__patience"] == 3 and settings["checkpoint_dir"] == "ckpt"
+    assert settings["schedule__patience"] == 3 and checkpoint_folder(clf.callbacks) == "ckpt"
     params = clf.get_params()
-    assert {"schedule__patience", "checkpoint_dir"} <= set(params)
+    assert "schedule__patience" in params and "checkpoint_dir" not in params
     assert not {"patience", "mask_ratio", "masking__ratio", "layer_decay",
                 "reinit_layers"} & set(params)
     assert not {"patience", "layer_decay", "reinit_layers"} & set(vars(clf))
 
 
 def test_a_pickle_of_04_reads_its_callbacks_settings_as_parameters():
-    state = dict(SPTClassifier().__dict__)
-    del state["checkpoint_dir"]
+    state = dict(SPTClassifier(callbacks=[EpochScoring("f1")]).__dict__)
     state["_routed_values"] = {"callbacks__checkpoint_dir": "ckpt", "callbacks__pretrain": [],
                                "masking__ratio": 0.5}
     clf = SPTClassifier.__new__(SPTClassifier)
     clf.__setstate__(state)
-    assert clf.checkpoint_dir == "ckpt"
+    assert checkpoint_folder(clf.callbacks) == "ckpt"
+    assert isinstance(clf.callbacks[0], EpochScoring) and len(clf.callbacks) == 2
     params = clf.get_params()
     assert params["masking__ratio"] == 0.5 and params["pretrain__callbacks"] == []
     assert not {"callbacks__checkpoint_dir", "callbacks__pretrain"} & set(params)
 
 
-@pytest.mark.parametrize("old, new", [("callbacks__checkpoint_dir", "checkpoint_dir"),
-                                      ("callbacks__pretrain", "pretrain__callbacks")])
-def test_the_callbacks_settings_of_04_name_their_top_level_parameter(old, new):
+@pytest.mark.parametrize("old, new", [
+    ("callbacks__checkpoint_dir", r"callbacks=\[sktspt\.ResumableCheckpoint\(dirname\)\] "),
+    ("checkpoint_dir", r"callbacks=\[sktspt\.ResumableCheckpoint\(dirname\)\] "),
+    ("callbacks__pretrain", "pretrain__callbacks=")])
+def test_the_callbacks_settings_of_04_name_their_replacement(old, new):
     """``callbacks__<name>__<param>`` is skorch's route to a callback's parameter; 0.4's two
-    ``callbacks__`` settings that meant something else are refused with the new name."""
-    with pytest.raises(TypeError, match=rf"\({old}=\.\.\.\) was removed in 0\.5; use {new}="):
+    ``callbacks__`` settings that meant something else, and 0.5's ``checkpoint_dir``, are
+    refused naming what replaced them."""
+    with pytest.raises(TypeError, match=rf"\({old}=\.\.\.\) was removed in 0\.5; use {new}"):
         SPTClassifier(**{old: None})
-    with pytest.raises(TypeError, match=rf"use {new}="):
+    with pytest.raises(TypeError, match=rf"use {new}"):
         SPTRegressor().set_params(**{old: None})
 
 

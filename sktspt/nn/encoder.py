@@ -27,6 +27,18 @@ class TransformerEncoder(nn.Module):
     ``tokenizer`` picks how tokens are made (:mod:`sktspt.nn.tokenizers`);
     ``architecture`` picks the layer: ``"transformer"`` (:class:`EncoderLayer`),
     ``"crate"`` or ``"attention_only"`` (white-box layers, :mod:`sktspt.nn.whitebox`).
+    The keyword-only arguments are the estimators' ``architecture__`` settings.
+
+    Parameters
+    ----------
+    n_heads : int
+        Attention heads; must divide ``d_model``.
+    dim_feedforward : int
+        Hidden width of each layer's feed-forward block.
+    dropout : float
+        Dropout in attention and feed-forward blocks, in ``[0, 1)``.
+    positional : {"sinusoidal", "learned", "rotary", "alibi", "none"}
+        Positional encoding. ``rotary`` and ``alibi`` are relative (locality priors).
     """
 
     def __init__(
@@ -36,12 +48,13 @@ class TransformerEncoder(nn.Module):
         max_tokens: int,
         d_model: int = 64,
         depth: int = 3,
+        architecture: str = "transformer",
+        tokenizer: str = "patch",
+        *,
         n_heads: int = 4,
         dim_feedforward: int = 128,
         dropout: float = 0.1,
         positional: str = "sinusoidal",
-        architecture: str = "transformer",
-        tokenizer: str = "patch",
     ):
         super().__init__()
         if positional not in POSITIONALS:

@@ -40,7 +40,7 @@ removes it when training ends. Attention in eval mode (validation, prediction,
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 
 import numpy as np
 import torch
@@ -65,13 +65,31 @@ class Lighthouse:
     """The settings of Lighthouse attention; calling it runs :func:`lighthouse_attention`.
 
     A plain frozen dataclass (not a module) so that installing it on a layer adds
-    nothing to the state dict.
+    nothing to the state dict. The keyword-only fields are the estimators'
+    ``attention__`` settings; ``recovery`` is read by
+    :class:`~sktspt.training.callbacks.LighthouseSchedule`.
+
+    Parameters
+    ----------
+    levels : int
+        Levels of the Lighthouse pyramid, ``>= 1`` (level ``l`` pools ``attention__pool**l``
+        tokens); 1 is exactly dense attention.
+    pool : int
+        Pooling factor between levels, ``>= 2``.
+    topk : int
+        Windows refined per tile and level, ``>= 1`` (half by query norm, half by key norm);
+        the other windows stay in as coarse summaries.
+    recovery : float
+        Fraction in ``[0, 1]`` of each phase's last optimizer steps trained with dense
+        attention (the recovery phase).
     """
 
+    tile_windows: int = TILE_WINDOWS
+    _: KW_ONLY
     levels: int = 3
     pool: int = 4
     topk: int = 8
-    tile_windows: int = TILE_WINDOWS
+    recovery: float = 0.1
 
     @property
     def tile_tokens(self) -> int:

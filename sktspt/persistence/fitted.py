@@ -15,8 +15,7 @@ import numpy as np
 
 from .._bounded import depth as _json_depth
 from .._limits import MAX_SERIES_VALUES, check_architecture_limits, check_input_limits
-from .._params import ARCHITECTURE
-from .._routed import check_encoder_value
+from .._params import ARCHITECTURE, check_encoder_value
 from ..augment import AUGMENTS, MIXUP_KINDS
 from ..data import InputSpec, Normalizer
 from .format import (

@@ -20,8 +20,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load as load_tensors
 from skorch.history import History
 
-from .._param_hints import REJECTED, REMOVED, REMOVED_IN
-from .._routed import ROUTED
+from .._param_hints import CHECKPOINT, REJECTED, REMOVED, REMOVED_IN
 from ..classifier import SPTClassifier
 from ..pretrained import is_encoder_name
 from ..pretrainer import SPTPretrainer
@@ -69,6 +68,8 @@ def translate_params(cls, params: dict) -> dict:
     renamed = {**REMOVED, **getattr(cls, "_removed", {})}
     for key, value in params.items():
         new = renamed.get(key, key)
+        if new == CHECKPOINT:  # a loaded model never writes into the folder of its fit
+            continue
         if isinstance(value, str) and value == "deprecated":
             continue
         if key in REJECTED and value == REJECTED[key]:
@@ -78,11 +79,15 @@ def translate_params(cls, params: dict) -> dict:
                 f"the model was fitted with {key}={value!r}, which sktspt {REMOVED_IN} removed "
                 "(the project's evidence did not support it: docs/tuning-history.md); load "
                 f"it with sktspt 0.4 or earlier, which read it")
-        if new in ROUTED and new not in cls._routed and value == ROUTED[new].default:
+        if new in _DEFAULTS and new not in cls._routed and value == _DEFAULTS[new]:
             continue
         if new not in out:
             out[new] = value
     return out
+
+
+#: The default of every routed setting of any estimator (their components' signatures).
+_DEFAULTS = {**SPTPretrainer._routed, **SPTRegressor._routed, **SPTClassifier._routed}
 
 
 def _same(value, default) -> bool:
@@ -146,7 +151,7 @@ def _build(meta: dict, device, probe: bool = False):
             params.setdefault(key, before)
     # A setting at today's default counts as not given, as in the estimator that was saved.
     params = {k: v for k, v in params.items()
-              if not (k in ROUTED and _same(v, ROUTED[k].default))}
+              if not (k in cls._routed and _same(v, cls._routed[k]))}
     if params.get("callbacks") not in (None, []):
         raise ValueError(f"callbacks must be None in a saved model, got {params['callbacks']!r}")
     # A shipped encoder's name may stay: the weights already hold what it started from.
@@ -161,9 +166,6 @@ def _build(meta: dict, device, probe: bool = False):
             _usable_device(params.get("device", "cpu")) if device is None
             else _usable_device(device)
         )
-    # A loaded model trains (warm start) and predicts; it never writes into the folder
-    # of the fit that made it, which may belong to someone else by now.
-    params.pop("checkpoint_dir", None)
     est = cls(**params)
     fitted = meta["fitted"]
     spec, encoder_kwargs = read_input_spec(est, fitted)
@@ -235,8 +237,8 @@ def load(path: str | os.PathLike, device: str | None = None):
     -------
     SPTClassifier, SPTRegressor or SPTPretrainer
         The fitted estimator; ``predict`` / ``transform`` give what they gave before
-        saving. Its ``checkpoint_dir`` is None: a loaded model never writes checkpoints
-        into the folder of the fit that made it.
+        saving. Its ``callbacks`` hold no :class:`~sktspt.ResumableCheckpoint`: a loaded
+        model never writes checkpoints into the folder of the fit that made it.
 
     Raises
     ------

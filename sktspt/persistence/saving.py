@@ -16,6 +16,7 @@ from safetensors.torch import save as save_tensors
 from sklearn.utils.validation import check_is_fitted
 
 from ..data import Normalizer
+from ..training.callbacks import without_checkpoint
 from .format import (
     CLASS_KINDS,
     EPOCH_STATE,
@@ -134,6 +135,8 @@ def save(estimator, path: str | os.PathLike) -> None:
     settings = estimator._settings()
     params = {**estimator.get_params(deep=False),
               **{k: settings[k] for k in type(estimator)._routed}}
+    # A loaded model never writes into the checkpoint folder of the fit that made it.
+    params["callbacks"] = without_checkpoint(params["callbacks"])
     params = {k: _json_value(k, v) for k, v in params.items()}
     fitted = {k: getattr(estimator, k) for k in SHAPE_STATE if hasattr(estimator, k)}
     fitted = {k: v if isinstance(v, bool) else int(v) for k, v in fitted.items()}

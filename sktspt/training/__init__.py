@@ -18,7 +18,7 @@ An estimator says *what* each phase trains; this package says *how*:
   a checkpoint folder for one fit: :mod:`sktspt.claim`).
 """
 
-from .callbacks import FiniteLoss, LighthouseSchedule, optimizer_steps
+from .callbacks import FiniteLoss, LighthouseSchedule, ResumableCheckpoint, optimizer_steps
 from .loop import PHASE_LABELS, Trainer, fused_adamw_params, net_state, restore_net_state
 from .nets import (
     AugmentedNetClassifier,
@@ -36,6 +36,7 @@ from .resume import RESUME_CALLBACK, EpochCheckpoint
 __all__ = [
     "AugmentedNetClassifier", "AugmentedNetRegressor", "EpochCheckpoint", "FineTuningNet",
     "FiniteLoss", "LeJEPANet", "LighthouseSchedule", "MaskedPretrainNet", "MaskedSigRegNet",
-    "PHASE_LABELS", "RESUME_CALLBACK", "SeededStepNet", "Trainer", "WarmupCosine",
+    "PHASE_LABELS", "RESUME_CALLBACK", "ResumableCheckpoint", "SeededStepNet", "Trainer",
+    "WarmupCosine",
     "fused_adamw_params", "net_state", "optimizer_steps", "resolve_warmup", "restore_net_state",
 ]

@@ -1,22 +1,25 @@
-"""skorch callbacks of the SPT estimators that are not about resuming.
+"""skorch callbacks of the SPT estimators.
 
 :class:`FiniteLoss` stops a diverged fit at once with advice instead of letting NaN
 weights train on silently; :class:`LighthouseSchedule` switches
-Lighthouse attention on for a phase's first steps. Other callbacks live with what they
-serve: the checkpoint that makes fits resumable with the rest of resuming
-(:mod:`sktspt.training.resume`) and the progress bars in :mod:`sktspt.progress`.
+Lighthouse attention on for a phase's first steps; :class:`ResumableCheckpoint`, passed
+in an estimator's ``callbacks``, makes its fit resumable. Other callbacks live with what
+they serve: the epoch checkpoint that resuming reads (:mod:`sktspt.training.resume`) and
+the progress bars in :mod:`sktspt.progress`.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import warnings
 
 from skorch.callbacks import Callback
 
 from ..nn.lighthouse import Lighthouse, middle_attentions, set_sparse_attention
 
-__all__ = ["FiniteLoss", "LighthouseSchedule", "optimizer_steps"]
+__all__ = ["FiniteLoss", "LighthouseSchedule", "ResumableCheckpoint", "checkpoint_folder",
+           "optimizer_steps", "without_checkpoint"]
 
 
 def optimizer_steps(history) -> int:
@@ -87,3 +90,49 @@ class LighthouseSchedule(Callback):
 
     def on_train_end(self, net, **kwargs) -> None:
         set_sparse_attention(net.module_, None)
+
+
+class ResumableCheckpoint(Callback):
+    """Resumable checkpoints of a whole fit in ``dirname``; pass it in ``callbacks``.
+
+    ``fit`` then writes a checkpoint every epoch of each phase, in ``dirname/pretrain``
+    and ``dirname/finetune`` (:class:`~sktspt.training.resume.EpochCheckpoint`), as
+    skorch's ``Checkpoint`` and ``LoadInitState`` together. A ``fit`` that was
+    interrupted (Ctrl-C, a killed process) resumes from its last checkpoint when called
+    again with the same data and parameters, losing at most the epoch in progress; a
+    finished fit is reloaded, not retrained. Use one folder per fit: a folder written by
+    a different fit raises ``ValueError`` (so leave it out under sktime's ``evaluate``
+    and benchmarks, which fit clones repeatedly). The estimator reads it at the start of
+    ``fit``; in the net it does nothing. A saved model leaves it out, so a loaded one
+    never writes into the folder of the fit that made it.
+
+    Parameters
+    ----------
+    dirname : str or path
+        Folder of the fit's checkpoints.
+    """
+
+    def __init__(self, dirname):
+        self.dirname = dirname
+
+
+def _callback(item):
+    return item[1] if isinstance(item, tuple) and len(item) == 2 else item
+
+
+def checkpoint_folder(callbacks) -> str | os.PathLike | None:
+    """The ``dirname`` of the :class:`ResumableCheckpoint` in ``callbacks``, or None."""
+    found = [c for c in map(_callback, callbacks or ()) if isinstance(c, ResumableCheckpoint)]
+    if len(found) > 1:
+        raise ValueError("callbacks hold more than one ResumableCheckpoint; a fit has one "
+                         "checkpoint folder.")
+    if found and not isinstance(found[0].dirname, str | os.PathLike):
+        raise TypeError("ResumableCheckpoint's dirname must be a path, got "
+                        f"{type(found[0].dirname).__name__}.")
+    return found[0].dirname if found else None
+
+
+def without_checkpoint(callbacks):
+    """``callbacks`` less any :class:`ResumableCheckpoint` (None where nothing is left)."""
+    kept = [c for c in callbacks or () if not isinstance(_callback(c), ResumableCheckpoint)]
+    return kept if kept or callbacks == [] else None

@@ -42,7 +42,8 @@ from .callbacks import FiniteLoss, LighthouseSchedule
 from .nets import WarmupCosine, resolve_warmup
 from .resume import RESUME_CALLBACK, EpochCheckpoint, stopped_early
 
-__all__ = ["PHASE_LABELS", "Trainer", "fused_adamw_params", "net_state", "restore_net_state"]
+__all__ = ["PHASE_LABELS", "AdamW", "Schedule", "Trainer", "TwoPhaseSchedule",
+           "fused_adamw_params", "net_state", "restore_net_state"]
 
 #: Names that ``verbose`` shows for the training phases.
 PHASE_LABELS = {"pretrain": "pretraining", "finetune": "fine-tuning"}
@@ -69,6 +70,65 @@ def fused_adamw_params(device) -> dict:
     return {"optimizer__fused": True} if _has_fused_adamw(torch.device(device).type) else {}
 
 
+@dataclass(frozen=True, kw_only=True)
+class Schedule:
+    """Training length, early stopping and the learning-rate schedule: the estimators'
+    ``schedule__`` settings, which :class:`Trainer` runs.
+
+    Parameters
+    ----------
+    steps : int or "auto"
+        Optimizer steps per phase that ``"auto"`` epochs aim at, positive: small datasets get
+        enough updates, large ones are not over-trained. Where both phases are ``"auto"``,
+        their ``2 * schedule__steps`` steps are split by ``schedule__pretrain_share``.
+        ``"auto"``: :data:`PHASE_STEPS` (1000) per phase, and both phases' 2000 for a fit that
+        does not pretrain, so a fit from scratch takes the steps of a pretraining one.
+    warmup : float or "auto"
+        Linear learning-rate warm-up at the start of each phase, as a fraction of the phase's
+        optimizer steps in ``[0, 1)``; the cosine decay follows. ``"auto"``: a tenth of the
+        steps, at most 100.
+    patience : int or None
+        Early-stopping patience in epochs, positive: a phase stops once its validation loss has
+        not improved for this many epochs, and the best epoch is restored. Only used where
+        ``validation_fraction`` holds data out; None runs all epochs and restores the best.
+    """
+
+    steps: int | str = "auto"
+    warmup: float | str = "auto"
+    patience: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class TwoPhaseSchedule(Schedule):
+    """:class:`Schedule` of a fit that pretrains, then fine-tunes (the supervised estimators').
+
+    Parameters
+    ----------
+    pretrain_share : float
+        Share of the ``2 * schedule__steps`` optimizer steps that pretraining takes when
+        ``pretrain_epochs`` and ``max_epochs`` are both ``"auto"``, in ``(0, 1)``; fine-tuning
+        takes the rest, so the from-scratch control at equal steps is unchanged: 500 + 1500
+        steps by default. Unused where either phase has a fixed epoch count or a fitted
+        ``pretrainer`` is given (how the split was chosen: ``docs/tuning.md``).
+    """
+
+    pretrain_share: float = 0.25
+
+
+class AdamW(torch.optim.AdamW):
+    """torch's AdamW, with this package's weight decay: the estimators' ``optimizer__``
+    settings, routed by skorch (``optimizer__weight_decay``).
+
+    Parameters
+    ----------
+    weight_decay : float
+        AdamW weight decay, ``>= 0``.
+    """
+
+    def __init__(self, params, lr=1e-3, *, weight_decay=0.01, **kwargs):
+        super().__init__(params, lr=lr, weight_decay=weight_decay, **kwargs)
+
+
 @dataclass(frozen=True)
 class Trainer:
     """How the phases of one fit train: schedule, budget, split, callbacks, resuming.
@@ -87,10 +147,10 @@ class Trainer:
         verbose: 0 silent, 1 a progress bar per phase, 2 skorch's epoch table.
         device: torch device the nets train on (resolved, never ``"auto"``).
         precision: the estimator's ``precision`` (see :mod:`sktspt.precision`).
-        checkpoint_dir: folder of the phases' checkpoints (``checkpoint_dir``),
-            or None.
-        lighthouse: Lighthouse settings for sparse attention in training, or None.
-        lighthouse_recovery: share of a phase's last steps trained dense again.
+        checkpoint_dir: folder of the phases' checkpoints (the ``dirname`` of the
+            estimator's :class:`~sktspt.training.resume.ResumableCheckpoint`), or None.
+        lighthouse: Lighthouse settings for sparse attention in training (its
+            ``recovery``: share of a phase's last steps trained dense again), or None.
         input_spec: what fit learned about the input (batches of unequal-length series
             are cut after their longest series), or None.
         owner: the estimator's class name, for messages.
@@ -109,7 +169,6 @@ class Trainer:
     precision: str = "auto"
     checkpoint_dir: str | os.PathLike | None = None
     lighthouse: Lighthouse | None = None
-    lighthouse_recovery: float = 0.1
     input_spec: InputSpec | None = None
     owner: str = "SPTClassifier"
 
@@ -166,7 +225,7 @@ class Trainer:
         n_train = self._n_train(n, seed, y)
         pin = torch.device(self.device).type == "cuda"  # pinned copies help CUDA fits only
         return dict(
-            optimizer=torch.optim.AdamW,
+            optimizer=AdamW,
             optimizer__weight_decay=self.weight_decay,
             **fused_adamw_params(self.device),
             lr=self.lr,
@@ -213,7 +272,7 @@ class Trainer:
     def callbacks(
         self, n_train: int, epochs: int, has_valid: bool, user=(), phase: str | None = None
     ) -> list:
-        """Default callbacks; with ``checkpoint_dir`` set, ``phase`` names the checkpoint folder."""
+        """Default callbacks; with a ``checkpoint_dir``, ``phase`` names the checkpoint folder."""
         steps = epochs * max(1, math.ceil(n_train / self.batch_size))
         schedule = WarmupCosine(steps, warmup_steps=resolve_warmup(self.warmup, steps))
         checkpoint = self.checkpoint(phase)
@@ -230,7 +289,7 @@ class Trainer:
         ]
         if self.lighthouse is not None:  # sparse in training, dense for the last steps
             callbacks.append(("lighthouse", LighthouseSchedule(
-                self.lighthouse, steps, float(self.lighthouse_recovery))))
+                self.lighthouse, steps, self.lighthouse.recovery)))
         if has_valid:
             patience = epochs if self.patience is None else self.patience
             callbacks.append(("best_epoch", EarlyStopping(
@@ -279,12 +338,12 @@ class Trainer:
             )
             if checkpoint is None:
                 raise KeyboardInterrupt(
-                    f"{where} Set checkpoint_dir to be able to resume an interrupted "
-                    "fit."
+                    f"{where} Pass callbacks=[ResumableCheckpoint(dirname)] to be able to "
+                    "resume an interrupted fit."
                 )
             raise KeyboardInterrupt(
-                f"{where} Call fit again with checkpoint_dir="
-                f"{self.checkpoint_dir!r} to resume from epoch {checkpoint.epochs_done()}."
+                f"{where} Call fit again with ResumableCheckpoint({self.checkpoint_dir!r}) "
+                f"to resume from epoch {checkpoint.epochs_done()}."
             )
         if checkpoint is not None:
             checkpoint.finish(net)

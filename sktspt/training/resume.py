@@ -329,7 +329,7 @@ def _seal(folder: str) -> None:
 
 def verify(folder: str) -> None:
     """Raise a ValueError naming the first file of a checkpoint that is missing or damaged."""
-    start_over = "delete the checkpoint_dir to start this fit over."
+    start_over = "delete the checkpoint folder to start this fit over."
     path = os.path.join(folder, _CHECKSUMS)
     try:
         sums = read_json_bounded(path, _MAX_CHECKSUMS_BYTES)["sha256"]
