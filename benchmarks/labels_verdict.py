@@ -67,6 +67,18 @@ def verdict(rows: pd.DataFrame, full: pd.Series | None = None) -> str:
     return "\n\n".join(out)
 
 
+def per_dataset(rows: pd.DataFrame) -> str:
+    """Each dataset's accuracy per arm and fraction, the mean over its finished label draws."""
+    rows = complete_draws(rows)
+    means = rows.pivot_table(index=["dataset", "label_fraction"], columns="model",
+                             values="accuracy", aggfunc="mean")
+    draws = rows.groupby(["dataset", "label_fraction"])["seed"].nunique()
+    return md_table(["dataset, labels", "draws", *ARMS],
+                    [[f"{d}, {f:.0%}", str(draws[d, f]), *(f"{means.loc[(d, f), m]:.3f}"
+                                                         for m in ARMS)]
+                     for d, f in means.index])
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("csv")
@@ -75,7 +87,8 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     full = pd.read_csv(args.full)
     full = full[full["model"] == "default"].groupby("dataset")["accuracy"].mean()
-    print(verdict(pd.read_csv(args.csv), full))
+    rows = pd.read_csv(args.csv)
+    print(verdict(rows, full), per_dataset(rows), sep="\n\n")
 
 
 if __name__ == "__main__":
