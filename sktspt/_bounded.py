@@ -25,8 +25,8 @@ def json_values_bound(raw: bytes) -> int:
 
 
 def loads_bounded(raw: bytes, what: str, max_bytes: int, max_values: int = MAX_JSON_VALUES):
-    """``json.loads(raw)``, or a ValueError if ``raw`` is larger than ``max_bytes`` bytes or
-    may hold more than ``max_values`` values; checked before anything is parsed."""
+    """``json.loads(raw)``, or a ValueError, before parsing, if ``raw`` is larger than
+    ``max_bytes`` bytes or may hold more than ``max_values`` values."""
     if len(raw) > max_bytes:
         raise ValueError(f"{what} has {len(raw)} bytes, more than the {max_bytes} allowed")
     bound = json_values_bound(raw)
@@ -40,8 +40,7 @@ def loads_bounded(raw: bytes, what: str, max_bytes: int, max_values: int = MAX_J
 
 def read_json_bounded(path: str | os.PathLike, max_bytes: int,
                       max_values: int = MAX_JSON_VALUES):
-    """The JSON file at ``path``, refused (ValueError) before reading if it is larger than
-    ``max_bytes`` or may hold more than ``max_values`` values."""
+    """:func:`loads_bounded` of the file at ``path``, refused before reading if too large."""
     with open(path, "rb") as f:
         size = os.fstat(f.fileno()).st_size
         if size > max_bytes:
