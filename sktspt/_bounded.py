@@ -31,10 +31,8 @@ def loads_bounded(raw: bytes, what: str, max_bytes: int, max_values: int = MAX_J
         raise ValueError(f"{what} has {len(raw)} bytes, more than the {max_bytes} allowed")
     bound = json_values_bound(raw)
     if bound > max_values:
-        raise ValueError(
-            f"{what} may hold {bound} JSON values (by its separators), more than the "
-            f"{max_values} allowed"
-        )
+        raise ValueError(f"{what} may hold {bound} JSON values (by its separators), more than the "
+                         f"{max_values} allowed")
     return json.loads(raw.decode("utf-8"))
 
 

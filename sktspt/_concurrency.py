@@ -100,10 +100,6 @@ class ThreadCount:
         with self._cond:
             return self._before if self._holders else torch.get_num_threads()
 
-    def held(self) -> bool:
-        """Whether this thread already runs under a held count."""
-        return getattr(self._local, "depth", 0) > 0
-
     def _may_enter(self, n: int, queued: bool) -> bool:
         if self._holders == 0:
             return True
@@ -114,7 +110,7 @@ class ThreadCount:
     @contextlib.contextmanager
     def hold(self, n: int | None):
         """Run the block with ``n`` torch threads (None, or an enclosing hold: unchanged)."""
-        if n is None or self.held():
+        if n is None or getattr(self._local, "depth", 0) > 0:  # None, or nested
             yield
             return
         n = int(n)

@@ -198,20 +198,17 @@ def mixup(
     return torch.where(torch.isnan(other), X, mixed), partner, lam
 
 
-def _window(X: torch.Tensor, lam: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
-    """``(n, 1, t)``: per series a run of ``1 - lam`` of its valid length, at a random start."""
+def _cutmix(X: torch.Tensor, other: torch.Tensor, lam: torch.Tensor,
+            generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """``X`` with a run of ``1 - lam`` of each series' valid length, at a random start, from
+    ``other``; and the share of its values kept."""
     length = valid_lengths(X).to(X.dtype)
     width = torch.round((1.0 - lam) * length)
     u = torch.rand(X.shape[0], generator=generator, device=generator.device).to(X.device)
     start = torch.floor(u * (length - width + 1))
     steps = torch.arange(X.shape[2], device=X.device, dtype=X.dtype)[None, :]
-    return ((steps >= start[:, None]) & (steps < (start + width)[:, None]))[:, None, :]
-
-
-def _cutmix(X: torch.Tensor, other: torch.Tensor, lam: torch.Tensor,
-            generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-    """``X`` with each series' window from ``other``, and the share of its values kept."""
-    window = _window(X, lam, generator) & ~torch.isnan(other) & ~torch.isnan(X)
+    window = ((steps >= start[:, None]) & (steps < (start + width)[:, None]))[:, None, :]
+    window = window & ~torch.isnan(other) & ~torch.isnan(X)
     observed = (~torch.isnan(X)).sum(dim=(1, 2)).clamp_min(1).to(X.dtype)
     kept = 1.0 - window.sum(dim=(1, 2)).to(X.dtype) / observed
     return torch.where(window, other, X), kept

@@ -253,8 +253,7 @@ def fuse_layers(
 
 
 def _is_sktime_adapter(estimator) -> bool:
-    # Without the adapters' module imported no object can be one, and sktime (an
-    # optional import) stays unloaded.
+    # Without the adapters' module imported no object is one (sktime stays unloaded).
     adapters = sys.modules.get("sktspt.sktime_adapters")
     return adapters is not None and isinstance(
         estimator, adapters.SPTClassifierSktime | adapters.SPTTransformerSktime)
@@ -266,10 +265,8 @@ def _check_single_network(estimator, caller: str) -> None:
     from .pretrainer import SPTPretrainer
 
     if not isinstance(estimator, SPTClassifier | SPTPretrainer):
-        raise TypeError(
-            f"{caller} takes a fitted SPTClassifier or SPTPretrainer (or an sktime "
-            f"adapter of one), got {type(estimator).__name__}."
-        )
+        raise TypeError(f"{caller} takes a fitted SPTClassifier or SPTPretrainer (or an "
+                        f"sktime adapter of one), got {type(estimator).__name__}.")
     check_is_fitted(estimator, "net_")
 
 
@@ -372,12 +369,10 @@ class FusedClassifier(ClassifierMixin, EmbeddingTransformerMixin, BaseEstimator)
         """Fit a clone of ``estimator`` on ``(X, y)``, then fuse its layers on ``X``."""
         from .classifier import SPTClassifier
 
-        base = SPTClassifier() if self.estimator is None else clone(self.estimator)
-        fitted = base.fit(X, y)
-        self.estimator_ = fuse_layers(
-            fitted, X, self.max_depth, self.tolerance, steps=self.steps,
-            finetune_steps=self.finetune_steps, random_state=self.random_state,
-        )
+        fitted = (SPTClassifier() if self.estimator is None else clone(self.estimator)).fit(X, y)
+        self.estimator_ = fuse_layers(fitted, X, self.max_depth, self.tolerance, steps=self.steps,
+                                      finetune_steps=self.finetune_steps,
+                                      random_state=self.random_state)
         self.classes_ = self.estimator_.classes_
         self.depth_ = self.estimator_.depth
         return self

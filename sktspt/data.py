@@ -107,19 +107,15 @@ class InputSpec:
         ``learned_positions`` a series longer than fit's is refused), normalise and pad it."""
         X, info = check_panel(X)
         if info.n_channels != self.n_channels:
-            raise ValueError(
-                f"X has {channel_count(info.n_channels)}, but {name} was fitted on "
-                f"{channel_count(self.n_channels)}."
-            )
+            raise ValueError(f"X has {channel_count(info.n_channels)}, but {name} was fitted on "
+                             f"{channel_count(self.n_channels)}.")
         if self.resample_length is not None:  # any length: every series is resampled
             _check_resamplable(info, self.resample_length)
             return self.prepare(X)
         if self.equal_length and info.n_timepoints != self.n_timepoints:
             if info.ndim == 2:
-                raise ValueError(
-                    f"X has {info.n_timepoints} features, but {name} is expecting "
-                    f"{self.n_timepoints} features as input."
-                )
+                raise ValueError(f"X has {info.n_timepoints} features, but {name} is expecting "
+                                 f"{self.n_timepoints} features as input.")
             raise ValueError(
                 f"X has series of length {info.n_timepoints}, but {name} was fitted on "
                 f"series of length {self.n_timepoints}. Fit on series of unequal length "
@@ -132,10 +128,8 @@ class InputSpec:
         X = X[:, :, : len(observed_steps) - int(np.argmax(observed_steps[::-1]))]
         n_tokens = math.ceil(X.shape[2] / self.patch_size)
         if learned_positions and n_tokens > self.max_tokens:
-            raise ValueError(
-                f"X has series of length {X.shape[2]} ({n_tokens} tokens) but learned "
-                f"positions cover at most {self.max_tokens} tokens."
-            )
+            raise ValueError(f"X has series of length {X.shape[2]} ({n_tokens} tokens) but learned "
+                             f"positions cover at most {self.max_tokens} tokens.")
         return self.prepare(X)
 
     def prepare(self, X: np.ndarray) -> np.ndarray:
@@ -161,10 +155,8 @@ def resolve_patch_size(patch_size, n_timepoints: int, typical_length: int | None
         return min(MAX_PATCH_SIZE, max(1, math.ceil(typical / TARGET_TOKENS),
                                        math.ceil(n_timepoints / MAX_AUTO_TOKENS)))
     if patch_size > n_timepoints:
-        raise ValueError(
-            f"Series of length {n_timepoints} are shorter than one patch "
-            f"(patch_size={patch_size}); lower patch_size."
-        )
+        raise ValueError(f"Series of length {n_timepoints} are shorter than one patch "
+                         f"(patch_size={patch_size}); lower patch_size.")
     return int(patch_size)
 
 
@@ -235,10 +227,8 @@ def _from_sktime(X) -> list[np.ndarray]:
 
     valid, msg, _ = check_is_scitype(X, scitype="Panel", return_metadata=[])
     if not valid:
-        raise TypeError(
-            "X is a pandas object but not a valid sktime Panel "
-            f"(nested_univ, pd-multiindex, ...): {msg}"
-        )
+        raise TypeError("X is a pandas object but not a valid sktime Panel "
+                        f"(nested_univ, pd-multiindex, ...): {msg}")
     frames = convert_to(X, to_type="df-list")
     return [np.asarray(f.to_numpy(dtype=np.float64)).T for f in frames]
 
@@ -397,10 +387,8 @@ def check_labels(y, n_instances: int) -> np.ndarray:
             ) from None
     check_classification_targets(y)
     if y.shape[0] != n_instances:
-        raise ValueError(
-            f"X and y have inconsistent numbers of instances: X has {n_instances}, "
-            f"y has {y.shape[0]}."
-        )
+        raise ValueError(f"X and y have inconsistent numbers of instances: X has {n_instances}, "
+                         f"y has {y.shape[0]}.")
     return y
 
 

@@ -33,10 +33,8 @@ def _unwrap(estimator):
     if isinstance(estimator, FrozenEstimator):
         estimator = estimator.estimator
     if not isinstance(estimator, SPTBase):
-        raise TypeError(
-            "attention_maps needs a fitted SPTClassifier or SPTPretrainer, got "
-            f"{type(estimator).__name__}."
-        )
+        raise TypeError("attention_maps needs a fitted SPTClassifier or SPTPretrainer, got "
+                        f"{type(estimator).__name__}.")
     return estimator
 
 
@@ -89,10 +87,8 @@ def _check_maps(maps) -> list[np.ndarray]:
     if isinstance(maps, np.ndarray | torch.Tensor):
         maps = list(maps) if maps.ndim == 5 else [maps]
     if isinstance(maps, str | bytes) or not isinstance(maps, Sequence) or len(maps) == 0:
-        raise TypeError(
-            "maps must be a non-empty list of (n, heads, k, k) arrays, one per layer, "
-            f"as returned by attention_maps; got {type(maps).__name__}."
-        )
+        raise TypeError("maps must be a non-empty list of (n, heads, k, k) arrays, one per layer, "
+                        f"as returned by attention_maps; got {type(maps).__name__}.")
     out = []
     for i, m in enumerate(maps):
         m = np.asarray(m.detach().cpu() if isinstance(m, torch.Tensor) else m, dtype=np.float64)
@@ -101,10 +97,8 @@ def _check_maps(maps) -> list[np.ndarray]:
         if not np.isfinite(m).all() or (m < 0).any():
             raise ValueError(f"maps[{i}] must hold finite, non-negative probabilities.")
         if out and m.shape != out[0].shape:
-            raise ValueError(
-                f"All layers must have the same shape; maps[0] is {out[0].shape}, "
-                f"maps[{i}] is {m.shape}."
-            )
+            raise ValueError(f"All layers must have the same shape; maps[0] is {out[0].shape}, "
+                             f"maps[{i}] is {m.shape}.")
         out.append(m)
     return out
 

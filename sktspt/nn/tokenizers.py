@@ -91,18 +91,12 @@ class ConvEmbedding(nn.Module):
         self.act = nn.GELU()
         self.merge = nn.Conv1d(d_model, d_model, patch_size, stride=patch_size)
 
-    def stem_weight(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """The branches as one kernel ``(d_model, 2 c, widest)`` and its bias."""
-        width = max(branch.kernel_size[0] for branch in self.branches)
-        weights = []
-        for branch in self.branches:
-            pad = (width - branch.kernel_size[0]) // 2
-            weights.append(F.pad(branch.weight, (pad, pad)))
-        return torch.cat(weights), torch.cat([branch.bias for branch in self.branches])
-
     def stem(self, h: torch.Tensor) -> torch.Tensor:
         """The branches' outputs, time-major: ``(n, 2c, t)`` -> ``(n, t, d_model)``."""
-        weight, bias = self.stem_weight()
+        width = max(branch.kernel_size[0] for branch in self.branches)  # as one kernel:
+        weight = torch.cat([F.pad(b.weight, ((width - b.kernel_size[0]) // 2,) * 2)
+                            for b in self.branches])
+        bias = torch.cat([branch.bias for branch in self.branches])
         d, c2, width = weight.shape
         n, _, t = h.shape
         if t * c2 * width > IM2COL_MAX:
