@@ -25,23 +25,20 @@ def json_values_bound(raw: bytes) -> int:
 
 
 def loads_bounded(raw: bytes, what: str, max_bytes: int, max_values: int = MAX_JSON_VALUES):
-    """``json.loads(raw)``, or a ValueError if ``raw`` is larger than ``max_bytes`` bytes or
-    may hold more than ``max_values`` values; checked before anything is parsed."""
+    """``json.loads(raw)``, or a ValueError, before parsing, if ``raw`` is larger than
+    ``max_bytes`` bytes or may hold more than ``max_values`` values."""
     if len(raw) > max_bytes:
         raise ValueError(f"{what} has {len(raw)} bytes, more than the {max_bytes} allowed")
     bound = json_values_bound(raw)
     if bound > max_values:
-        raise ValueError(
-            f"{what} may hold {bound} JSON values (by its separators), more than the "
-            f"{max_values} allowed"
-        )
+        raise ValueError(f"{what} may hold {bound} JSON values (by its separators), more than the "
+                         f"{max_values} allowed")
     return json.loads(raw.decode("utf-8"))
 
 
 def read_json_bounded(path: str | os.PathLike, max_bytes: int,
                       max_values: int = MAX_JSON_VALUES):
-    """The JSON file at ``path``, refused (ValueError) before reading if it is larger than
-    ``max_bytes`` or may hold more than ``max_values`` values."""
+    """:func:`loads_bounded` of the file at ``path``, refused before reading if too large."""
     with open(path, "rb") as f:
         size = os.fstat(f.fileno()).st_size
         if size > max_bytes:

@@ -17,14 +17,12 @@ class Device:
     Parameters
     ----------
     threads : int or None
-        CPU threads torch uses inside ``fit`` and the methods that predict or transform;
-        torch's previous count is restored afterwards, and calls in other threads never see
-        it. None lets the package choose by the model's size: one thread, plus one for every
-        2**30 multiply-adds of a training step, at most torch's own count. The default model
-        gets one thread, the fastest on small or busy machines (``docs/performance.md``). The
-        choice depends on the model's size and the machine's cores, never on its load; CPU
-        results differ in the last bits between thread counts, so it is part of what makes a
-        seeded fit bitwise reproducible. An int (at most 4096) overrides it.
+        CPU threads torch uses inside ``fit``, ``predict`` and ``transform`` (restored after;
+        calls in other threads never see it). None chooses by the model's size: one thread,
+        plus one for every 2**30 multiply-adds of a training step, at most torch's own count
+        (the default model gets one, the fastest on small or busy machines,
+        ``docs/performance.md``); never by the machine's load, so a seeded fit is bitwise
+        reproducible. An int (at most 4096) overrides it.
     precision : {"auto", "float32", "bfloat16", "float16"}
         Numeric precision of training and prediction (:mod:`sktspt.precision`): autocast
         of the network to bfloat16 or float16 (float16 with loss scaling, CUDA only),
@@ -43,15 +41,11 @@ _EVAL_LOCK = threading.Lock()
 
 
 def settle_eval(module: torch.nn.Module) -> torch.nn.Module:
-    """Put ``module`` (all of its submodules) in evaluation mode, and leave it there.
+    """Put ``module`` in evaluation mode, under a lock, and leave it there.
 
-    Prediction runs on a module that threads share. Switching it to evaluation mode and
-    back around each call let one call's ``train(True)`` turn dropout on in the middle of
-    another thread's forward pass; so a fitted module is switched once, here (at the end
-    of ``fit``, after ``load``, or at the first prediction of an estimator pickled in
-    training mode) and never back. Training switches it to training mode itself (skorch
-    does at every step). The check and switch run under a lock, so a thread never sees a
-    module half switched.
+    Threads share a fitted module: switching it to evaluation mode and back around each
+    call let one call turn dropout on in the middle of another's forward pass. So it is
+    switched once (after ``fit`` or ``load``, or at the first prediction) and never back.
     """
     with _EVAL_LOCK:
         if any(m.training for m in module.modules()):
@@ -68,27 +62,16 @@ MACS_PER_THREAD = 2**30
 
 def step_macs(tokens: int, d_model: int, depth: int, dim_feedforward: int,
               batch_size: int) -> int:
-    """Multiply-adds of one forward pass of a batch through the encoder.
-
-    Per layer and token: the four ``d_model``-square projections of attention, the two
-    feed-forward products and the attention over ``tokens`` keys.
-    """
+    """Multiply-adds of one forward pass of a batch through the encoder: per layer and token,
+    attention's four projections, the two feed-forward products and attention itself."""
     per_token = 4 * d_model * d_model + 2 * d_model * dim_feedforward + 2 * tokens * d_model
     return int(batch_size) * int(depth) * int(tokens) * per_token
 
 
 def choose_threads(macs: int, ceiling: int) -> int:
-    """The torch thread count for a model whose training step costs ``macs`` multiply-adds.
-
-    One thread, plus one for every further :data:`MACS_PER_THREAD`, at most ``ceiling``
-    (the threads torch would use by itself: the cores this process may run on, or fewer
-    where ``OMP_NUM_THREADS``, joblib's ``loky`` workers or ``threadpoolctl`` limit it).
-    The small default model (about 7e7 multiply-adds a step on a 32-token series) runs on
-    one thread: its kernels are too short to share, and on a busy machine a second thread
-    waiting for a core made a default fit many times slower. The count depends on the
-    model's size and the ceiling only, never on the machine's load, so that a given seed
-    gives the same bits on every run on one machine.
-    """
+    """One thread, plus one for every further :data:`MACS_PER_THREAD` of a training step, at
+    most ``ceiling`` (torch's own count). Never the machine's load: a seed gives the same
+    bits on every run (``Device.threads``)."""
     if ceiling < 1:
         raise ValueError(f"ceiling must be a positive integer, got {ceiling!r}")
     return int(max(1, min(int(ceiling), 1 + int(macs) // MACS_PER_THREAD)))
@@ -97,14 +80,11 @@ def choose_threads(macs: int, ceiling: int) -> int:
 class ThreadCount:
     """torch's process-wide CPU thread count, held by calls that need a given count.
 
-    ``torch.set_num_threads`` acts on the whole process, so a call that sets its count
-    and restores the previous one afterwards changes the count under every other call
-    running in another thread (fits in threads then differ from serial fits in the last
-    bits). Here a call *holds* a count: calls that want the count already held run side
-    by side; a call that wants another count waits until the holders are done (and
-    newcomers wanting the held count wait behind it, so it is not starved). The count
-    torch had before is restored when the last holder leaves. A call made while its
-    thread already holds a count (a fit inside a fit) runs under the outer count.
+    ``torch.set_num_threads`` acts on the whole process, so setting and restoring it would
+    change the count under calls in other threads. Here a call *holds* a count: calls that
+    want the held count run side by side, one that wants another waits (and newcomers
+    queue behind it); the last holder restores torch's count. A nested call runs under the
+    outer count.
     """
 
     def __init__(self):
@@ -116,13 +96,9 @@ class ThreadCount:
         self._local = threading.local()
 
     def ceiling(self) -> int:
-        """torch's count when no sktspt call holds one (what a thread count is capped at)."""
+        """torch's count when no sktspt call holds one."""
         with self._cond:
             return self._before if self._holders else torch.get_num_threads()
-
-    def held(self) -> bool:
-        """Whether this thread already runs under a held count."""
-        return getattr(self._local, "depth", 0) > 0
 
     def _may_enter(self, n: int, queued: bool) -> bool:
         if self._holders == 0:
@@ -134,7 +110,7 @@ class ThreadCount:
     @contextlib.contextmanager
     def hold(self, n: int | None):
         """Run the block with ``n`` torch threads (None, or an enclosing hold: unchanged)."""
-        if n is None or self.held():
+        if n is None or getattr(self._local, "depth", 0) > 0:  # None, or nested
             yield
             return
         n = int(n)

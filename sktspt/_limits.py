@@ -22,9 +22,8 @@ MAX_PATCH_SIZE = 2**12
 #: after ``tokenizer__length``).
 MAX_SERIES_VALUES = 2**20
 #: The largest network sizes (weights larger than this are never fitted by these
-#: estimators): width, feed-forward width, depth, attention heads, difference orders.
-MAX_ARCHITECTURE = {"d_model": 2**13, "dim_feedforward": 2**16, "depth": 2**8,
-                    "n_heads": 2**13, "differences": 8}
+#: estimators): width, feed-forward width, depth, attention heads.
+MAX_ARCHITECTURE = {"d_model": 2**13, "dim_feedforward": 2**16, "depth": 2**8, "n_heads": 2**13}
 
 
 def check_series_values(n_channels: int, n_timepoints: int,

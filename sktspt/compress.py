@@ -1,33 +1,22 @@
 """TWT: post-hoc fusion of redundant layers of a fitted model (Tomar et al. 2026).
 
-:func:`fuse_layers` takes a fitted :class:`~sktspt.SPTClassifier` or
-:class:`~sktspt.SPTPretrainer` and returns a new fitted estimator of the same class with
-fewer encoder layers:
+:func:`fuse_layers` returns a new fitted estimator of the same class with fewer encoder layers:
 
-1. **Redundancy** on training inputs: for every pair of layer outputs ``h_i, h_j``
-   (``h_0`` the embedded tokens), the mean of ``1 - cos`` between their pooled states
-   (mean over non-padding tokens) and the mean of ``1 - cos`` token by token, averaged
+1. **Redundancy** on training inputs: the distance between layer outputs ``h_i, h_j``
+   (``h_0`` the embedded tokens) is mean ``1 - cos``, pooled and per token, averaged
    (:func:`layer_distances`).
-2. **Groups** of contiguous layers by exact dynamic programming (:func:`plan_groups`).
-   The *diameter* of a group of layers ``a .. b`` is the largest distance between two of
-   its outputs ``h_a .. h_b`` (0 for a single layer): how much the layers after its first
-   one still change the representation. The plan has the fewest groups whose diameters
-   are all at most ``tolerance`` (at most ``max_depth`` groups, with the smallest such
-   largest diameter when ``tolerance`` allows more), and among those the smallest sum of
-   diameters.
+2. **Groups** of contiguous layers by exact dynamic programming (:func:`plan_groups`): the
+   fewest groups whose *diameters* (largest distance between two outputs inside a group:
+   how much its later layers still change the representation) are within ``tolerance``.
 3. **Surrogates:** each group of two or more layers becomes one layer of the same kind,
-   initialised from the group's first layer and trained with MSE (on non-padding tokens)
-   to map the group's input ``h_{a-1}`` to its output ``h_b``; everything else is frozen.
-   AdamW, gradient norm clipped at 1.
+   initialised from its first layer and trained (MSE on non-padding tokens, all else
+   frozen) to map the group's input to its output.
 4. Optionally (``finetune_steps > 0``) the compressed stack is trained end to end to
-   reproduce the original encoder's final (normalised) token states.
+   reproduce the original encoder's final token states.
 
-The result is an ordinary estimator whose ``depth`` (parameter and ``encoder_kwargs_``) is
-the number of groups: it predicts, transforms, saves and loads like one fitted at that
-depth, and ``warm_start`` continues fine-tuning it with a fresh optimizer.
-
-:func:`truncate_layers` is the control fusion is measured against: keep the first layers,
-drop the rest, train nothing.
+The result predicts, transforms, saves and loads like an estimator fitted at the new
+``depth``. :func:`truncate_layers` is the control fusion is measured against: keep the
+first layers, train nothing.
 """
 
 from __future__ import annotations
@@ -59,17 +48,10 @@ _LR = Number(lambda v: 0 < v < math.inf, "a positive number")
 def layer_distances(states: list[torch.Tensor], keep: torch.Tensor) -> np.ndarray:
     """Mean ``1 - cos`` between layer representations, pooled and per token, averaged.
 
-    Parameters
-    ----------
-    states : list of torch.Tensor
-        ``h_0 .. h_L``, each ``(n, k, d)``.
-    keep : torch.Tensor of shape (n, k)
-        Non-padding tokens.
-
-    Returns
-    -------
-    ndarray of shape (L + 1, L + 1)
-        Symmetric, zero on the diagonal: ``0.5 * (pooled + token)`` distance.
+    Shape:
+        - states: ``L + 1`` tensors ``(n, k, d)``, ``h_0 .. h_L``; keep: ``(n, k)``, the
+          non-padding tokens.
+        - output: ``(L + 1, L + 1)``, symmetric, zero on the diagonal.
     """
     w = keep.to(states[0].dtype)
     pooled = [masked_mean(h, keep) for h in states]
@@ -119,22 +101,12 @@ def _min_sum(diam: np.ndarray, depth: int, groups: int, limit: float) -> list[tu
 def plan_groups(
     distances: np.ndarray, max_depth: int | None = None, tolerance: float | None = 0.1
 ) -> list[tuple[int, int]]:
-    """Contiguous groups of layers, found by exact dynamic programming.
+    """Contiguous groups of layers, ``(first, last)`` each (1-based, inclusive), in order.
 
-    Parameters
-    ----------
-    distances : ndarray of shape (L + 1, L + 1)
-        :func:`layer_distances` (index 0 is the input of the first layer).
-    max_depth : int or None, default=None
-        Most groups (layers kept). When ``tolerance`` needs more, the plan with
-        ``max_depth`` groups whose largest diameter is smallest is taken.
-    tolerance : float or None, default=0.1
-        Largest diameter allowed in a group; None: only ``max_depth`` decides.
-
-    Returns
-    -------
-    list of (int, int)
-        ``(first, last)`` layer of each group, 1-based and inclusive, in order.
+    The fewest groups whose diameters are all at most ``tolerance`` (None: any), and among
+    those the least sum of diameters. Where that is more than ``max_depth`` groups, the
+    ``max_depth`` groups whose largest diameter is smallest. ``distances`` is
+    :func:`layer_distances`' matrix (index 0: the input of the first layer).
     """
     depth = distances.shape[0] - 1
     diam = np.zeros((depth + 1, depth + 1))
@@ -231,42 +203,30 @@ def fuse_layers(
 
     Parameters
     ----------
-    estimator : SPTClassifier, SPTPretrainer or one of their sktime adapters
-        Fitted. It is not modified.
-    X : array-like of shape (n_instances, n_channels, n_timepoints)
-        Training inputs (any format the estimator accepts, any sktime Panel type for
-        an adapter) on which redundancy is measured and the surrogates are trained;
-        labels are not needed.
+    estimator : SPTClassifier, SPTPretrainer or an sktime adapter of one
+        Fitted; it is not modified.
+    X : array-like
+        Training inputs (any format the estimator takes; no labels) on which redundancy
+        is measured and the surrogates are trained.
     max_depth : int or None, default=None
-        Most layers to keep. When ``tolerance`` would keep more, the ``max_depth``
-        groups with the smallest largest diameter are fused.
+        Most layers to keep.
     tolerance : float or None, default=0.1
-        Largest diameter (distance between two outputs inside a group, in units of
-        mean ``1 - cos``) of a group that is fused; None leaves the choice to
-        ``max_depth``. ``tolerance=0`` fuses only layers that change nothing.
-    steps : int, default=300
-        AdamW steps per surrogate layer.
-    finetune_steps : int, default=0
-        Steps of end-to-end training of the compressed stack to the original final
-        token states; 0 skips it.
-    lr : float, default=3e-4
-        Learning rate of both trainings.
-    batch_size : int, default=32
-        Series per step.
-    max_series : int, default=1024
-        At most this many series of ``X`` (drawn at random) are used.
-    random_state : int, default=0
-        Seeds the choice of series and the batch order.
+        Largest diameter (mean ``1 - cos``) of a fused group; None leaves the choice to
+        ``max_depth``; 0 fuses only layers that change nothing.
+    steps, finetune_steps : int, default=300, 0
+        AdamW steps per surrogate layer, then of the compressed stack end to end.
+    lr, batch_size : float, int, default=3e-4, 32
+        Learning rate and series per step of both trainings.
+    max_series, random_state : int, default=1024, 0
+        At most this many series of ``X`` are used, drawn with this seed (which also
+        orders the batches).
 
     Returns
     -------
     SPTClassifier, SPTPretrainer or the adapter given
-        A new fitted estimator of the type given with ``depth == len(fused_groups_)``
-        (an adapter's ``estimator_`` is the fused core). Added attributes:
-        ``fused_groups_`` (``(first, last)`` original layers of each new layer, 1-based)
-        and ``layer_distances_`` (the ``(L + 1, L + 1)`` distance matrix). These two are
-        not saved by :func:`sktspt.save`; the depth and weights are. An estimator with
-        nothing to fuse comes back as an unchanged copy.
+        A new fitted estimator, ``depth == len(fused_groups_)``, with ``fused_groups_``
+        (the original ``(first, last)`` layers of each new layer) and
+        ``layer_distances_`` (not saved by :func:`sktspt.save`; the depth and weights are).
     """
     if _is_sktime_adapter(estimator):
         from sktime.datatypes import convert_to
@@ -293,8 +253,7 @@ def fuse_layers(
 
 
 def _is_sktime_adapter(estimator) -> bool:
-    # Without the adapters' module imported no object can be one, and sktime (an
-    # optional import) stays unloaded.
+    # Without the adapters' module imported no object is one (sktime stays unloaded).
     adapters = sys.modules.get("sktspt.sktime_adapters")
     return adapters is not None and isinstance(
         estimator, adapters.SPTClassifierSktime | adapters.SPTTransformerSktime)
@@ -306,10 +265,8 @@ def _check_single_network(estimator, caller: str) -> None:
     from .pretrainer import SPTPretrainer
 
     if not isinstance(estimator, SPTClassifier | SPTPretrainer):
-        raise TypeError(
-            f"{caller} takes a fitted SPTClassifier or SPTPretrainer (or an sktime "
-            f"adapter of one), got {type(estimator).__name__}."
-        )
+        raise TypeError(f"{caller} takes a fitted SPTClassifier or SPTPretrainer (or an "
+                        f"sktime adapter of one), got {type(estimator).__name__}.")
     check_is_fitted(estimator, "net_")
 
 
@@ -326,25 +283,10 @@ def _adapter_copy(adapter, compressed):
 
 
 def truncate_layers(estimator, depth: int):
-    """Keep the first ``depth`` encoder layers of a fitted estimator and drop the rest.
-
-    The control for :func:`fuse_layers`: no surrogate and no training, the final norm
-    and head applied to layer ``depth``'s output. If a model's later layers are idle,
-    truncation already keeps its accuracy, and fusion has to beat it to earn its cost.
-
-    Parameters
-    ----------
-    estimator : SPTClassifier, SPTPretrainer or their sktime adapter
-        Fitted. It is not modified.
-    depth : int
-        Layers to keep, at least 1; at or above the estimator's depth the copy is whole.
-
-    Returns
-    -------
-    SPTClassifier, SPTPretrainer or adapter
-        A new fitted estimator of the same type with ``depth`` layers;
-        ``fused_groups_`` lists the kept layers, each on its own, and
-        ``layer_distances_`` is None (nothing was measured).
+    """A copy of fitted ``estimator`` (as for :func:`fuse_layers`) with its first ``depth``
+    encoder layers only, nothing trained: the control for :func:`fuse_layers`. Where later
+    layers are idle, truncation already keeps the accuracy, and fusion must beat it.
+    ``fused_groups_`` lists the kept layers, ``layer_distances_`` is None.
     """
     if _is_sktime_adapter(estimator):
         estimator.check_is_fitted()
@@ -409,26 +351,9 @@ def _fuse(estimator, X, max_depth, tolerance, steps, finetune_steps, lr, batch_s
 class FusedClassifier(ClassifierMixin, EmbeddingTransformerMixin, BaseEstimator):
     """Fit an :class:`~sktspt.SPTClassifier`, then fuse its redundant layers (TWT).
 
-    ``fit(X, y)`` fits a clone of ``estimator`` and replaces it by
-    ``fuse_layers(fitted, X, ...)``, so the compression sees the training data only (in
-    cross-validation, each fold's training part). ``predict``, ``predict_proba`` and
-    ``transform`` use the fused network.
-
-    Parameters
-    ----------
-    estimator : SPTClassifier or None, default=None
-        The classifier to fit and compress; None is ``SPTClassifier()``.
-    max_depth, tolerance, steps, finetune_steps, random_state
-        As in :func:`fuse_layers`.
-
-    Attributes
-    ----------
-    estimator_ : SPTClassifier
-        The fused classifier (its ``fused_groups_`` say which layers were merged).
-    classes_ : ndarray
-        Class labels.
-    depth_ : int
-        Layers kept.
+    ``fit(X, y)`` fits a clone of ``estimator`` (None: ``SPTClassifier()``) and replaces it
+    by ``fuse_layers(fitted, X, ...)`` (the other parameters are its), so the compression
+    sees the training data only. ``estimator_`` is the fused classifier, ``depth_`` its depth.
     """
 
     def __init__(self, estimator=None, max_depth=None, tolerance=0.1, steps=300,
@@ -444,12 +369,10 @@ class FusedClassifier(ClassifierMixin, EmbeddingTransformerMixin, BaseEstimator)
         """Fit a clone of ``estimator`` on ``(X, y)``, then fuse its layers on ``X``."""
         from .classifier import SPTClassifier
 
-        base = SPTClassifier() if self.estimator is None else clone(self.estimator)
-        fitted = base.fit(X, y)
-        self.estimator_ = fuse_layers(
-            fitted, X, self.max_depth, self.tolerance, steps=self.steps,
-            finetune_steps=self.finetune_steps, random_state=self.random_state,
-        )
+        fitted = (SPTClassifier() if self.estimator is None else clone(self.estimator)).fit(X, y)
+        self.estimator_ = fuse_layers(fitted, X, self.max_depth, self.tolerance, steps=self.steps,
+                                      finetune_steps=self.finetune_steps,
+                                      random_state=self.random_state)
         self.classes_ = self.estimator_.classes_
         self.depth_ = self.estimator_.depth
         return self

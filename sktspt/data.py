@@ -44,13 +44,8 @@ class PanelInfo:
 
 @dataclass
 class InputSpec:
-    """What ``fit`` learned about its input: everything prediction needs to prepare X.
-
-    The estimators show the fields as ``n_channels_``, ``n_timepoints_``,
-    ``equal_length_``, ``patch_size_``, ``max_tokens_`` and ``normalizer_``; the
-    encoder is built with :meth:`encoder_kwargs`. A classifier started from a fitted
-    pretrainer takes the pretrainer's spec as it is.
-    """
+    """What ``fit`` learned about its input: everything prediction needs to prepare X (the
+    estimators show the fields as ``n_channels_``, ``patch_size_``, ...)."""
 
     n_channels: int
     n_timepoints: int
@@ -68,11 +63,8 @@ class InputSpec:
     @classmethod
     def learn(cls, X: np.ndarray, info: PanelInfo, normalize, *, patch_size="auto",
               length: int | None = None) -> InputSpec:
-        """The spec of training panel ``X`` (validated, with ``info``) for these parameters.
-
-        With ``length`` every series becomes that many steps long (:func:`resample`),
-        before and after fit alike, so the spec is that of an equal-length panel. The
-        keyword-only arguments are the estimators' ``tokenizer__`` settings.
+        """The spec of validated training panel ``X``; the keyword-only arguments are the
+        estimators' ``tokenizer__`` settings.
 
         Parameters
         ----------
@@ -111,26 +103,19 @@ class InputSpec:
 
     def network_input(self, X, name: str = "The estimator", learned_positions: bool = False
                       ) -> np.ndarray:
-        """Validate ``X`` seen after fit, then normalise and pad it for the network.
-
-        ``name`` heads the error messages; with ``learned_positions`` a series longer than
-        the positions learned in fit is refused.
-        """
+        """Validate ``X`` seen after fit (``name`` heads the messages; with
+        ``learned_positions`` a series longer than fit's is refused), normalise and pad it."""
         X, info = check_panel(X)
         if info.n_channels != self.n_channels:
-            raise ValueError(
-                f"X has {channel_count(info.n_channels)}, but {name} was fitted on "
-                f"{channel_count(self.n_channels)}."
-            )
+            raise ValueError(f"X has {channel_count(info.n_channels)}, but {name} was fitted on "
+                             f"{channel_count(self.n_channels)}.")
         if self.resample_length is not None:  # any length: every series is resampled
             _check_resamplable(info, self.resample_length)
             return self.prepare(X)
         if self.equal_length and info.n_timepoints != self.n_timepoints:
             if info.ndim == 2:
-                raise ValueError(
-                    f"X has {info.n_timepoints} features, but {name} is expecting "
-                    f"{self.n_timepoints} features as input."
-                )
+                raise ValueError(f"X has {info.n_timepoints} features, but {name} is expecting "
+                                 f"{self.n_timepoints} features as input.")
             raise ValueError(
                 f"X has series of length {info.n_timepoints}, but {name} was fitted on "
                 f"series of length {self.n_timepoints}. Fit on series of unequal length "
@@ -143,10 +128,8 @@ class InputSpec:
         X = X[:, :, : len(observed_steps) - int(np.argmax(observed_steps[::-1]))]
         n_tokens = math.ceil(X.shape[2] / self.patch_size)
         if learned_positions and n_tokens > self.max_tokens:
-            raise ValueError(
-                f"X has series of length {X.shape[2]} ({n_tokens} tokens) but learned "
-                f"positions cover at most {self.max_tokens} tokens."
-            )
+            raise ValueError(f"X has series of length {X.shape[2]} ({n_tokens} tokens) but learned "
+                             f"positions cover at most {self.max_tokens} tokens.")
         return self.prepare(X)
 
     def prepare(self, X: np.ndarray) -> np.ndarray:
@@ -163,30 +146,23 @@ class InputSpec:
 
 def resolve_patch_size(patch_size, n_timepoints: int, typical_length: int | None = None
                        ) -> int:
-    """``patch_size`` (a checked parameter) for series of up to ``n_timepoints`` steps.
-
-    ``"auto"`` aims at :data:`TARGET_TOKENS` tokens for a series of ``typical_length``
-    steps (the median length of an unequal-length panel; by default the longest), and
-    at most :data:`MAX_AUTO_TOKENS` for the longest, in tokens of at most
-    :data:`~sktspt._limits.MAX_PATCH_SIZE` steps. Sized by its longest series alone,
-    PLAID's median series (300 of up to 1344 steps) would be 7 tokens.
-    """
+    """``patch_size`` for series of up to ``n_timepoints`` steps: ``"auto"`` aims at
+    :data:`TARGET_TOKENS` tokens for a series of ``typical_length`` (an unequal-length
+    panel's median: sized by its longest, PLAID's median series would be 7 tokens), and at
+    most :data:`MAX_AUTO_TOKENS` for the longest, of at most ``MAX_PATCH_SIZE`` steps."""
     if patch_size == "auto":
         typical = n_timepoints if typical_length is None else min(typical_length, n_timepoints)
         return min(MAX_PATCH_SIZE, max(1, math.ceil(typical / TARGET_TOKENS),
                                        math.ceil(n_timepoints / MAX_AUTO_TOKENS)))
     if patch_size > n_timepoints:
-        raise ValueError(
-            f"Series of length {n_timepoints} are shorter than one patch "
-            f"(patch_size={patch_size}); lower patch_size."
-        )
+        raise ValueError(f"Series of length {n_timepoints} are shorter than one patch "
+                         f"(patch_size={patch_size}); lower patch_size.")
     return int(patch_size)
 
 
 def _check_resamplable(info: PanelInfo, length: int) -> None:
-    """A ValueError where ``tokenizer__length`` would make ``length`` steps of nothing:
-    too many values (before any is allocated), or series of one step, which resample to
-    constants (every prediction the same class)."""
+    """A ValueError where ``tokenizer__length`` would make too many values, or constants
+    (series of one step)."""
     check_series_values(info.n_channels, length, "n_channels x tokenizer__length")
     if info.n_timepoints < 2:
         raise ValueError(
@@ -221,12 +197,9 @@ _LONG_FORMAT_NAMES = {
 
 
 def _long_format_columns(X) -> list:
-    """Columns of a flat numeric frame that look like long format's instance/time index.
-
-    Either by name (``id``, ``time``, ...), or by content: with at least one value column
-    after them, a first column of integers in contiguous runs (an instance id, repeated)
-    and a second column of integers that increases within each run (the time index).
-    """
+    """Columns of a flat numeric frame that look like long format's instance/time index: by
+    name (``id``, ``time``, ...), or a first column of integers in contiguous runs and a
+    second that increases within each run, then at least one value column."""
     import pandas as pd
 
     if not isinstance(X, pd.DataFrame):
@@ -254,10 +227,8 @@ def _from_sktime(X) -> list[np.ndarray]:
 
     valid, msg, _ = check_is_scitype(X, scitype="Panel", return_metadata=[])
     if not valid:
-        raise TypeError(
-            "X is a pandas object but not a valid sktime Panel "
-            f"(nested_univ, pd-multiindex, ...): {msg}"
-        )
+        raise TypeError("X is a pandas object but not a valid sktime Panel "
+                        f"(nested_univ, pd-multiindex, ...): {msg}")
     frames = convert_to(X, to_type="df-list")
     return [np.asarray(f.to_numpy(dtype=np.float64)).T for f in frames]
 
@@ -266,26 +237,15 @@ def _stack_ragged(series: list, name: str) -> np.ndarray:
     """Pad a list of ``(n_channels, length_i)`` (or 1D) series with NaN to one array."""
     arrays = []
     for i, s in enumerate(series):
-        a = check_array(
-            s,
-            ensure_2d=False,
-            allow_nd=False,
-            dtype=np.float64,
-            ensure_all_finite=False,
-            ensure_min_samples=1,
-            input_name=f"{name}[{i}]",
-        )
-        if a.ndim == 1:
-            a = a[None, :]
-        arrays.append(a)
+        a = check_array(s, ensure_2d=False, allow_nd=False, dtype=np.float64,
+                        ensure_all_finite=False, ensure_min_samples=1, input_name=f"{name}[{i}]")
+        arrays.append(a[None, :] if a.ndim == 1 else a)
     if not arrays:
         raise ValueError(f"{name} is empty: got a list of 0 series.")
     channels = {a.shape[0] for a in arrays}
     if len(channels) > 1:
-        raise ValueError(
-            f"All series in {name} must have the same number of channels; "
-            f"got {sorted(channels)}."
-        )
+        raise ValueError(f"All series in {name} must have the same number of channels; "
+                         f"got {sorted(channels)}.")
     length = max(a.shape[1] for a in arrays)
     out = np.full((len(arrays), arrays[0].shape[0], length), np.nan)
     for i, a in enumerate(arrays):
@@ -294,12 +254,10 @@ def _stack_ragged(series: list, name: str) -> np.ndarray:
 
 
 def check_panel(X, name: str = "X") -> tuple[np.ndarray, PanelInfo]:
-    """Validate a panel of time series and return it as float32 ``(n, c, t)``.
+    """Validate a panel of time series and return it as float32 ``(n, c, t)``, with its info.
 
-    Accepts a 3D array ``(n_instances, n_channels, n_timepoints)``, a 2D array
-    ``(n_instances, n_timepoints)`` (univariate), a list of per-series arrays of
-    possibly different lengths, or a pandas panel in any sktime mtype. NaN is allowed
-    and means *not observed*; infinite values are not.
+    Accepts a 3D array ``(n, c, t)``, a 2D array ``(n, t)``, a list of series of possibly
+    different lengths, or a pandas panel in any sktime mtype. NaN means *not observed*.
     """
     if X is None:
         raise ValueError(f"{name} is None; expected an array of time series.")
@@ -335,14 +293,8 @@ def check_panel(X, name: str = "X") -> tuple[np.ndarray, PanelInfo]:
     else:
         if hasattr(X, "dtype") and np.issubdtype(np.asarray(X).dtype, np.complexfloating):
             raise ValueError(f"Complex data not supported in {name}.")
-        arr = check_array(
-            X,
-            ensure_2d=False,
-            allow_nd=True,
-            dtype=np.float64,
-            ensure_all_finite=False,
-            input_name=name,
-        )
+        arr = check_array(X, ensure_2d=False, allow_nd=True, dtype=np.float64,
+                          ensure_all_finite=False, input_name=name)
         ndim = arr.ndim
         if arr.ndim == 1:
             raise ValueError(
@@ -363,37 +315,25 @@ def check_panel(X, name: str = "X") -> tuple[np.ndarray, PanelInfo]:
             "1 timepoint."
         )
     if np.isinf(arr).any():
-        raise ValueError(
-            f"{name} contains infinity; only NaN is accepted as a missing value."
-        )
+        raise ValueError(f"{name} contains infinity; only NaN is accepted as a missing value.")
     # Values beyond float32's range would become infinity in the network's dtype.
     if arr.dtype.itemsize > 4 and (np.abs(arr) > np.finfo(np.float32).max).any():
-        raise ValueError(
-            f"{name} has values beyond the float32 range (|x| > 3.4e38); rescale it."
-        )
+        raise ValueError(f"{name} has values beyond the float32 range (|x| > 3.4e38); rescale it.")
     missing = np.isnan(arr)
     if missing.all(axis=(1, 2)).any():
         bad = np.flatnonzero(missing.all(axis=(1, 2)))[:5].tolist()
-        raise ValueError(
-            f"{name} has series with no observed value at all (instances {bad}); "
-            "remove them."
-        )
+        raise ValueError(f"{name} has series with no observed value at all (instances {bad}); "
+                         "remove them.")
     last_observed = t - np.argmax(~missing.all(axis=1)[:, ::-1], axis=1)
-    info = PanelInfo(
-        n_channels=c,
-        n_timepoints=t,
-        equal_length=bool((last_observed == t).all()),
-        has_missing=bool(missing.any()),
-        ndim=ndim,
-        median_length=math.ceil(np.median(last_observed)),
-    )
+    info = PanelInfo(n_channels=c, n_timepoints=t, equal_length=bool((last_observed == t).all()),
+                     has_missing=bool(missing.any()), ndim=ndim,
+                     median_length=math.ceil(np.median(last_observed)))
     return np.ascontiguousarray(arr, dtype=np.float32), info
 
 
 def warn_if_transposed(info: PanelInfo, name: str = "X") -> None:
-    """Warn where a 3D panel looks like ``(n, timepoints, channels)``: many more channels
-    than time points, and few time points (GunPoint transposed is 150 channels of one step).
-    """
+    """Warn where a 3D panel looks like ``(n, timepoints, channels)``: few time points, and
+    many more channels (GunPoint transposed is 150 channels of one step)."""
     c, t = info.n_channels, info.n_timepoints
     if info.ndim == 3 and t <= 16 and c >= 4 * t:
         warnings.warn(
@@ -418,9 +358,7 @@ def check_labels(y, n_instances: int) -> np.ndarray:
     from sklearn.utils.validation import column_or_1d
 
     if y is None:
-        raise ValueError(
-            "This classifier requires y to be passed, but the target y is None."
-        )
+        raise ValueError("This classifier requires y to be passed, but the target y is None.")
     values = np.asarray(y)
     if values.dtype.kind == "f":
         missing = np.flatnonzero(np.isnan(values.ravel())).tolist()
@@ -449,18 +387,14 @@ def check_labels(y, n_instances: int) -> np.ndarray:
             ) from None
     check_classification_targets(y)
     if y.shape[0] != n_instances:
-        raise ValueError(
-            f"X and y have inconsistent numbers of instances: X has {n_instances}, "
-            f"y has {y.shape[0]}."
-        )
+        raise ValueError(f"X and y have inconsistent numbers of instances: X has {n_instances}, "
+                         f"y has {y.shape[0]}.")
     return y
 
 
 def check_finite_output(values: np.ndarray, what: str) -> np.ndarray:
-    """``values`` (one row per series) if finite, else a ValueError naming the rows.
-
-    Non-finite network outputs must never become labels or features silently.
-    """
+    """``values`` (one row per series) if finite, else a ValueError naming the rows: a
+    non-finite output must never become a label or feature silently."""
     bad = ~np.isfinite(values.reshape(len(values), -1)).all(axis=1)
     if bad.any():
         rows = np.flatnonzero(bad)

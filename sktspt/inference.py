@@ -1,16 +1,10 @@
 """Prediction in passes of fixed shape, so that each series' output depends on it alone.
 
-CPU matrix-multiply kernels (MKL, oneDNN, OpenBLAS) pick their blocking, and so the order
-in which they sum, from the shape of the whole product: a series computed alone (3 tokens
-= 3 rows) came out up to 3e-4 apart (relative) from the same series computed among 20. So
-the shape of a pass never depends on which other series are being predicted: series are
-grouped by their own token count (the training length, or that times a power of two for
-longer series, :func:`token_groups`), each group runs in batches of exactly
-:data:`INFERENCE_BATCH` series (the last one filled with zero series), and each row of the
-result is then a function of its own series only (:func:`infer`).
-
-The functions take plain arguments (the patch size and token count fit learned, a device,
-an autocast context), not an estimator.
+CPU matrix-multiply kernels pick their summation order from the shape of the whole
+product: a series computed alone came out up to 3e-4 apart (relative) from the same series
+among 20. So series are grouped by their own token count (:func:`token_groups`) and each
+group runs in batches of exactly :data:`INFERENCE_BATCH` series (the last filled with zero
+series): each row of the result depends on its own series only (:func:`infer`).
 """
 
 from __future__ import annotations
@@ -31,11 +25,8 @@ INFERENCE_BATCH = 64
 
 
 def token_buckets(X: np.ndarray, patch_size: int, max_tokens: int) -> np.ndarray:
-    """Tokens of the pass each series of prepared ``X`` runs in.
-
-    A series of at most ``max_tokens`` tokens (the training length) runs at that length;
-    a longer one at ``max_tokens`` times the next power of two that holds it.
-    """
+    """Tokens of the pass each series of prepared ``X`` runs in: ``max_tokens`` (the training
+    length), or that times the power of two that holds a longer series."""
     p, base = patch_size, max(1, int(max_tokens))
     t = X.shape[2]
     observed = ~np.isnan(X).all(axis=1)  # (n, t); every series has an observed value

@@ -3,20 +3,10 @@
 Self-pretraining seems to help largely by teaching attention **proximity**: absolute
 positional encodings turned into attention that favours nearby tokens (Coser et al.
 2026). These helpers measure that on a fitted :class:`~sktspt.SPTClassifier` or
-:class:`~sktspt.SPTPretrainer`, so that states such as *at initialisation*, *after
-training from scratch*, *after SPT* and *after SPT + fine-tuning* can be compared on
-the same data:
-
-- :func:`attention_maps` -- per-layer attention probabilities ``(n, heads, k, k)``;
-- :func:`proximity_profile` -- mean attention probability as a function of ``|i - j|``;
-- :func:`proximity_summary` -- per layer and head: attention mass within ``±w`` tokens
-  and the Spearman correlation of attention with ``-|i - j|``;
-- :func:`plot_proximity` -- the profiles of several states side by side.
-
-Distances are in tokens (patches of ``patch_size_`` time steps). Padding tokens (after
-the end of a shorter series, or a patch with no observed value) are never attended
-to; :func:`attention_maps` also zeroes their rows, and the other functions leave them
-out.
+:class:`~sktspt.SPTPretrainer`, so that states (at initialisation, from scratch, after SPT,
+after fine-tuning) can be compared on the same data. Distances are in tokens; padding
+tokens are never attended to, their rows are zero in :func:`attention_maps` and the other
+functions leave them out.
 """
 
 from __future__ import annotations
@@ -43,43 +33,36 @@ def _unwrap(estimator):
     if isinstance(estimator, FrozenEstimator):
         estimator = estimator.estimator
     if not isinstance(estimator, SPTBase):
-        raise TypeError(
-            "attention_maps needs a fitted SPTClassifier or SPTPretrainer, got "
-            f"{type(estimator).__name__}."
-        )
+        raise TypeError("attention_maps needs a fitted SPTClassifier or SPTPretrainer, got "
+                        f"{type(estimator).__name__}.")
     return estimator
 
 
 def attention_maps(estimator, X, *, batch_size: int = 256) -> list[np.ndarray]:
     """Attention probabilities of every layer of a fitted estimator's encoder on ``X``.
 
-    ``X`` is validated and normalised exactly as in ``predict``/``transform`` (with the
-    estimator's ``input_spec_``), then run through the encoder in eval mode (no
-    dropout). These are the weights the fitted network actually uses.
+    ``X`` is prepared as in ``predict`` and run in eval mode: the weights the fitted
+    network uses. ``batch_size`` (series per pass) bounds memory, not the result.
 
     Parameters
     ----------
     estimator : SPTClassifier or SPTPretrainer
-        A fitted estimator (optionally wrapped in ``FrozenEstimator``).
+        Fitted (optionally wrapped in ``FrozenEstimator``).
     X : array-like
         Series in any format the estimator accepts.
     batch_size : int, default=256
-        Series per forward pass; bounds memory, does not change the result.
 
     Returns
     -------
     maps : list of ndarray of shape (n_instances, n_heads, n_tokens, n_tokens)
-        One float32 array per layer; ``maps[l][s, h, i, j]`` is how much query token
-        ``i`` attends to key token ``j``. Rows of real tokens sum to 1; rows and
-        columns of padding tokens are 0.
+        One float32 array per layer; ``maps[l][s, h, i, j]``: how much query ``i``
+        attends to key ``j``. Real rows sum to 1, padding rows and columns are 0.
     """
     est = _unwrap(estimator)
     check_is_fitted(est, "net_")
     encoder = getattr(getattr(est.net_, "module_", None), "encoder", None)
     if not isinstance(encoder, TransformerEncoder):
-        raise TypeError(
-            f"{type(est).__name__}.net_ has no TransformerEncoder at module_.encoder."
-        )
+        raise TypeError(f"{type(est).__name__}.net_ has no TransformerEncoder at module_.encoder.")
     if not isinstance(batch_size, int | np.integer) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}.")
     learned = est._architecture.get("positional") == "learned"
@@ -100,47 +83,29 @@ def attention_maps(estimator, X, *, batch_size: int = 256) -> list[np.ndarray]:
 
 
 def _check_maps(maps) -> list[np.ndarray]:
-    """One 4D ``(n, heads, k, k)`` array per layer, all the same shape."""
+    """One 4D ``(n, heads, k, k)`` array per layer (or a 4D/5D array), all the same shape."""
     if isinstance(maps, np.ndarray | torch.Tensor):
-        arr = np.asarray(maps.detach().cpu() if isinstance(maps, torch.Tensor) else maps)
-        if arr.ndim == 4:
-            maps = [arr]
-        elif arr.ndim == 5:
-            maps = list(arr)
-        else:
-            raise ValueError(
-                "maps must be a list of (n, heads, k, k) arrays (one per layer) or a 4D/5D "
-                f"array; got an array of shape {arr.shape}."
-            )
+        maps = list(maps) if maps.ndim == 5 else [maps]
     if isinstance(maps, str | bytes) or not isinstance(maps, Sequence) or len(maps) == 0:
-        raise TypeError(
-            "maps must be a non-empty list of (n, heads, k, k) arrays, one per layer, "
-            f"as returned by attention_maps; got {type(maps).__name__}."
-        )
+        raise TypeError("maps must be a non-empty list of (n, heads, k, k) arrays, one per layer, "
+                        f"as returned by attention_maps; got {type(maps).__name__}.")
     out = []
     for i, m in enumerate(maps):
         m = np.asarray(m.detach().cpu() if isinstance(m, torch.Tensor) else m, dtype=np.float64)
         if m.ndim != 4 or m.shape[2] != m.shape[3]:
-            raise ValueError(
-                f"maps[{i}] must have shape (n, heads, k, k); got {m.shape}."
-            )
+            raise ValueError(f"maps[{i}] must have shape (n, heads, k, k); got {m.shape}.")
         if not np.isfinite(m).all() or (m < 0).any():
             raise ValueError(f"maps[{i}] must hold finite, non-negative probabilities.")
         if out and m.shape != out[0].shape:
-            raise ValueError(
-                f"All layers must have the same shape; maps[0] is {out[0].shape}, "
-                f"maps[{i}] is {m.shape}."
-            )
+            raise ValueError(f"All layers must have the same shape; maps[0] is {out[0].shape}, "
+                             f"maps[{i}] is {m.shape}.")
         out.append(m)
     return out
 
 
 def _check_keep(keep, maps: list[np.ndarray]) -> np.ndarray:
-    """Which tokens are real, ``(n, k)``; inferred from the maps when not given.
-
-    A padding key gets exactly zero attention (its score is ``-inf``) while a real key
-    always gets some, so a token is real iff any query in any head attends to it.
-    """
+    """Which tokens are real, ``(n, k)``; by default those any query attends to (a padding
+    key's score is ``-inf``, so it gets exactly zero attention)."""
     n, _, k, _ = maps[0].shape
     if keep is None:
         keep = maps[0].sum(axis=(1, 2)) > 0
@@ -162,22 +127,20 @@ def _distance(k: int) -> np.ndarray:
 def proximity_profile(maps, keep=None) -> np.ndarray:
     """Mean attention probability as a function of the token distance ``|i - j|``.
 
-    Averages ``a[i, j]`` over every pair of real tokens ``(i, j)`` at each distance,
-    over all series. Uniform attention over ``L`` real tokens gives a flat profile at
-    ``1 / L``; attention that favours neighbours decreases with distance.
+    Averaged over every pair of real tokens at each distance, over all series: uniform
+    attention over ``L`` tokens is flat at ``1 / L``, local attention decreases.
 
     Parameters
     ----------
     maps : list of ndarray of shape (n, heads, k, k)
-        Per-layer attention, as returned by :func:`attention_maps`.
+        Per-layer attention from :func:`attention_maps`.
     keep : ndarray of shape (n, k) of bool, optional
-        Real (non-padding) tokens; by default inferred from the maps (padding keys get
-        exactly zero attention).
+        Real tokens; by default inferred from the maps.
 
     Returns
     -------
     profile : ndarray of shape (n_layers, n_heads, k)
-        ``profile[l, h, d]``; NaN at distances that no pair of real tokens reaches.
+        NaN at distances that no pair of real tokens reaches.
     """
     maps = _check_maps(maps)
     keep = _check_keep(keep, maps)
@@ -199,31 +162,22 @@ def proximity_summary(maps, w: int = 2, keep=None) -> pd.DataFrame:
 
     Parameters
     ----------
-    maps : list of ndarray of shape (n, heads, k, k)
-        Per-layer attention, as returned by :func:`attention_maps`.
+    maps, keep
+        As for :func:`proximity_profile`.
     w : int, default=2
-        Half-width of the neighbourhood, in tokens: keys with ``|i - j| <= w`` count as
-        near.
-    keep : ndarray of shape (n, k) of bool, optional
-        Real tokens; by default inferred from the maps.
+        Keys with ``|i - j| <= w`` count as near.
 
     Returns
     -------
     summary : pandas.DataFrame
         One row per ``(layer, head)`` with columns
 
-        - ``mass_within_w``: attention probability on keys within ``±w``, averaged over
-          the real query tokens of all series;
-        - ``uniform_mass_within_w``: the same for uniform attention over the real keys,
-          the reference that says how much of ``mass_within_w`` is proximity;
-        - ``spearman``: Spearman correlation, over all pairs of real tokens, between
-          attention and ``-|i - j|`` (positive: nearer tokens get more attention).
-          Attention is ranked relative to uniform (``a[i, j]`` times the number of real
-          keys of row ``i``) so that series of different lengths are comparable; for
-          equal-length input that is exactly the correlation of the probabilities.
-          Attention that does not vary at all has no preference and gives 0;
-        - ``mean_distance``: expected ``|i - j|`` under the attention, averaged over
-          real query tokens.
+        - ``mass_within_w``: attention on keys within ``±w``, averaged over real queries;
+        - ``uniform_mass_within_w``: the same for uniform attention, the reference;
+        - ``spearman``: Spearman correlation over pairs of real tokens between attention
+          relative to uniform (``a[i, j]`` times row ``i``'s real keys, so that lengths
+          compare) and ``-|i - j|``; 0 for attention that does not vary;
+        - ``mean_distance``: expected ``|i - j|`` under the attention.
 
         ``summary.attrs["w"]`` records ``w``.
     """
@@ -268,11 +222,9 @@ def plot_proximity(
 ):
     """Attention-vs-distance profiles of several states of a model, side by side.
 
-    One panel per state (e.g. ``"init"``, ``"scratch"``, ``"after SPT"``, ``"after
-    fine-tuning"``), all on the same data and y-axis: per layer, the profile averaged
-    over heads (thick line) and each head (thin lines); the dashed line is uniform
-    attention. Built on ``matplotlib.figure.Figure`` without pyplot, so it works under
-    any backend (Agg included) and leaves no global figure open.
+    One panel per state, on one y-axis: per layer the profile averaged over heads (thick)
+    and each head (thin); dashed, uniform attention. Built without pyplot, so it works
+    under any backend and leaves no global figure open.
 
     Parameters
     ----------
@@ -281,9 +233,8 @@ def plot_proximity(
     keep : ndarray of shape (n, k) of bool, optional
         Real tokens; by default inferred from each state's maps.
     title : str, optional
-        Figure title.
     path : str or path-like, optional
-        If given, the figure is also saved there (format from the extension, e.g. PNG).
+        Where the figure is also saved (format from the extension).
     max_distance : int, optional
         Show distances ``0 .. max_distance`` only.
 

@@ -1,17 +1,10 @@
 """Is a series' start point arbitrary? Training-data evidence for ``augment="auto"``.
 
-Rolled training series (``augment="roll"``) gained OSULeaf 4-7.5 points in training-split
-CV and cost ACSF1 13 and ArrowHead 8 (``docs/tuning-history.md``, round 25), so whether to roll is
-a property of the task, decided here from the training data in two steps:
-
-1. :func:`alignment_gain`, a screen that costs about a second: leave-one-out 1-NN on
-   z-normalised series, once with the Euclidean distance and once after the best circular
-   shift of one series against the other. Where aligning does not help a nearest
-   neighbour (GunPoint, ArrowHead, ItalyPowerDemand, JapaneseVowels), rolls are not
-   tried at all and the fit is the plain one.
-2. Where it helps (OSULeaf, but also ACSF1, whose classes still depend on position),
-   the classifier fine-tunes both ways on a held-out split of the training data and
-   keeps the better (:meth:`sktspt.SPTClassifier._choose_augment`).
+Rolls (``augment="roll"``) gained OSULeaf 4-7.5 points in training-split CV and cost ACSF1
+13 (round 25), so whether to roll is decided from the training data: where
+:func:`alignment_gain` (a screen of about a second) finds that circular alignment does not
+help a nearest neighbour, rolls are not tried; where it does, the classifier fine-tunes
+both ways on a held-out split and keeps the better (``SPTClassifier._choose_augment``).
 """
 
 from __future__ import annotations
@@ -59,12 +52,9 @@ def shift_distances(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def alignment_gain(X: np.ndarray, y: np.ndarray, seed: int = 0) -> float:
-    """Leave-one-out 1-NN accuracy after the best circular shift minus without it.
-
-    ``X`` is a prepared (NaN-padded) training panel ``(n, c, t)``, ``y`` its encoded
-    labels. At most :data:`SCREEN_SERIES` series (a random subset drawn with ``seed``)
-    at most :data:`SCREEN_LENGTH` steps long (their median valid length) are compared.
-    """
+    """Leave-one-out 1-NN accuracy of z-normalised series after the best circular shift,
+    minus without it, on at most :data:`SCREEN_SERIES` series of prepared panel ``X`` (drawn
+    with ``seed``), resampled to their median length (at most :data:`SCREEN_LENGTH`)."""
     y = np.asarray(y)
     if len(y) > SCREEN_SERIES:
         keep = np.sort(np.random.default_rng(seed).choice(len(y), SCREEN_SERIES, replace=False))

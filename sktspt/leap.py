@@ -1,18 +1,15 @@
 """LEAP: exit-aware training and convergence-based early exit (Kapadia et al. 2026).
 
-Two pieces, both for :class:`~sktspt.SPTClassifier`:
+Both for :class:`~sktspt.SPTClassifier`:
 
-- **Training** (``exit_loss_weight > 0``): during fine-tuning the loss gains
-  ``exit_loss_weight * L_exit`` with ``L_exit = mean_l sigmoid(10 (tau - cos(e_l, sg(e_L))))``
-  over the intermediate layers ``l = 1 .. L-1``, ``tau = 0.98``. ``e_l`` is the pooled
-  representation after layer ``l`` (final ``LayerNorm``, then the mean over non-padding
-  tokens: what the classification head reads after the last layer) and ``sg`` stops the
-  gradient, so intermediate layers move towards the final one and not the reverse. The
-  head is shared: at an exit it reads ``e_l`` as it reads ``e_L``.
+- **Training** (``early_exit__loss_weight > 0``): fine-tuning adds the weighted
+  :func:`~sktspt.objectives.exit_loss`, which pulls each intermediate layer's pooled
+  representation ``e_l`` (final ``LayerNorm``, then the mean over non-padding tokens) towards
+  the final one (whose gradient is stopped). The head is shared by all exits.
 - **Prediction** (``early_exit = theta``): per series, the encoder stops at the first layer
-  ``l >= min_exit_layer`` with ``cos(e_l, e_{l-1}) >= theta`` (``e_0`` pools the embedded
-  tokens) and the head is applied there; the last layer always exits. Series that have
-  exited leave the batch, so they stop costing compute (:func:`early_exit_pass`).
+  ``l >= early_exit__min_layer`` with ``cos(e_l, e_{l-1}) >= theta`` (``e_0`` pools the
+  embedded tokens); the last layer always exits. Exited series leave the batch, so they
+  stop costing compute (:func:`early_exit_pass`).
 """
 
 from __future__ import annotations
@@ -39,8 +36,7 @@ class EarlyExit:
     Parameters
     ----------
     loss_weight : float
-        Weight of the LEAP exit-aware loss added in fine-tuning, ``>= 0`` (:mod:`sktspt.leap`):
-        it pulls each intermediate layer's pooled representation towards the final one,
+        Weight of the LEAP exit-aware loss added in fine-tuning, ``>= 0`` (:mod:`sktspt.leap`),
         so that ``early_exit`` can stop early without losing accuracy. 0 turns it off.
     min_layer : int
         First layer (1-based) at which ``early_exit`` may stop a series.
@@ -56,12 +52,8 @@ EXIT_PARAMS = ("early_exit__loss_weight", "early_exit", "early_exit__min_layer")
 
 @contextmanager
 def record_layers(encoder):
-    """Record each layer's output while ``encoder`` runs; yields a list of pooled states.
-
-    After the ``with`` block the yielded list holds ``e_1 .. e_L`` (``(n, d)`` tensors:
-    the final norm, then the mean over non-padding tokens) of the last forward pass,
-    with their gradients. ``encoder.forward`` itself is untouched (forward hooks).
-    """
+    """Yields a list that, after the block, holds the pooled ``e_1 .. e_L`` ``(n, d)`` of
+    ``encoder``'s last forward pass, with their gradients (forward hooks)."""
     outputs: list[tuple[torch.Tensor, torch.Tensor]] = []
     pooled: list[torch.Tensor] = []
 
@@ -79,10 +71,7 @@ def record_layers(encoder):
 
 
 def check_exit_params(settings: dict, constraints: dict) -> None:
-    """Validate LEAP's settings (:data:`EXIT_PARAMS`) in resolved ``settings``.
-
-    They can change after fit (``set_params``), so prediction checks them again.
-    """
+    """Validate LEAP's settings (:data:`EXIT_PARAMS`): they may change after fit."""
     validate(settings, constraints, EXIT_PARAMS)
 
 
@@ -107,30 +96,28 @@ def early_exit_pass(
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Run a classification ``module`` on ``X`` with the LEAP exit rule.
 
+    Every layer runs on passes of exactly ``batch`` rows (the active series padded with
+    filler rows), gathered again after each exit, so a row's result depends on its own
+    series only (:mod:`sktspt.inference`) and without exits the full model's passes are
+    reproduced exactly.
+
     Parameters
     ----------
     module : sktspt.nn.heads.ClassificationModel
-        The network, in eval mode, called under ``torch.no_grad``.
+        In eval mode, called under ``torch.no_grad``.
     X : torch.Tensor of shape (n, c, t)
         NaN-coded series of one token count.
     threshold : float or None
-        Exit when the cosine between consecutive pooled representations reaches it;
-        None runs every layer.
+        Exit cosine between consecutive pooled representations; None runs every layer.
     min_layer : int
         First layer (1-based) at which a series may exit.
     batch : int
-        Rows of every pass. The series still active are kept together, padded with
-        filler rows to a multiple of ``batch``, and every layer runs on passes of exactly
-        ``batch`` rows; after a layer where series exit, the rest are gathered again, so
-        exited series stop costing compute. A row's result depends on its own series
-        only, as in :meth:`SPTBase._infer`, and when no series exits early the full
-        model's passes are reproduced exactly.
 
     Returns
     -------
     logits : torch.Tensor of shape (n, n_classes)
     pooled : torch.Tensor of shape (n, d_model)
-        The pooled representation the head read.
+        What the head read.
     exit_layer : torch.Tensor of shape (n,)
         Layer (1-based) at which each series exited.
     """
@@ -188,12 +175,8 @@ def early_exit_pass(
 def early_exit_infer(module, X: np.ndarray, threshold, min_layer: int, batch: int, *,
                      patch_size: int, max_tokens: int, device) -> tuple[np.ndarray, ...]:
     """:func:`early_exit_pass` on prepared ``X``, grouped by token count as for prediction
-    (:func:`sktspt.inference.token_groups`: series of ``patch_size`` steps a token, at
-    most ``max_tokens``), on ``device``.
-
-    Returns float64 logits ``(n, n_classes)``, float64 pooled representations
-    ``(n, d_model)`` and the exit layer of every series ``(n,)``.
-    """
+    (:func:`sktspt.inference.token_groups`): float64 logits and pooled representations,
+    and the exit layers."""
     n = X.shape[0]
     logits = pooled = None
     exits = np.empty(n, dtype=np.int64)

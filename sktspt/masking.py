@@ -13,16 +13,8 @@ vectorised over the whole batch, so the same seed gives the same masks.
   must infer one modality from the others.
 - ``mixed``: one of the four drawn per batch.
 
-``ratio_spread`` (``make_mask``, the estimators' ``mask_ratio_spread``) gives each series
-its own ratio, drawn uniformly from ``mask_ratio ± ratio_spread`` (within
-``[0.05, 0.95]``), whatever the objective: pretraining then also sees series that are
-mostly visible, closer to what fine-tuning and prediction show the network, and series
-that are mostly hidden, without moving the mean ratio.
-
-``channels`` (``make_mask``, the estimators' ``mask_channels``) restricts any objective
-to some channels: the others, covariates that are always known, are never hidden, so
-they stay visible as context and are never reconstructed (the loss counts hidden values
-only). Within the chosen channels the objective and its ratio are unchanged.
+Whatever the objective, ``ratio_spread`` gives each series its own ratio and ``channels``
+restricts it to some channels (:class:`Masking`).
 """
 
 from __future__ import annotations
@@ -35,7 +27,7 @@ import torch
 
 __all__ = [
     "MASKINGS", "Masking", "make_mask", "random_mask", "span_mask", "block_mask", "channel_mask",
-    "restrict_to_channels", "resolve_masking", "draw_ratios",
+    "resolve_masking", "draw_ratios",
 ]
 
 MASKINGS = ("random", "span", "block", "channel", "mixed")
@@ -54,9 +46,8 @@ class Masking:
         Fraction of values hidden, in ``(0, 1)``.
     ratio_spread : float
         Each series' hidden fraction is drawn uniformly from ``masking__ratio ±
-        masking__ratio_spread`` (kept within ``[0.05, 0.95]``), for every objective, so
-        pretraining also sees series that are mostly visible, as fine-tuning does. In
-        ``[0, 0.5)``; 0: every series hides ``masking__ratio``.
+        masking__ratio_spread`` (within ``[0.05, 0.95]``), so pretraining also sees mostly
+        visible series, as fine-tuning does, without moving the mean. In ``[0, 0.5)``.
     mean_span : float or None
         Mean length of hidden runs for ``span`` and ``block``, positive; None uses
         ``max(3, patch size)``.
@@ -72,10 +63,6 @@ class Masking:
     channels: tuple[int, ...] | None = None
 
 
-def _uniform(shape, generator: torch.Generator, device) -> torch.Tensor:
-    return torch.rand(shape, generator=generator, device=device)
-
-
 def draw_ratios(mask_ratio: float, ratio_spread: float, n: int, generator: torch.Generator,
                 device=None) -> float | torch.Tensor:
     """``mask_ratio`` itself, or with a spread, one ratio per series ``(n,)``."""
@@ -83,7 +70,7 @@ def draw_ratios(mask_ratio: float, ratio_spread: float, n: int, generator: torch
         return float(mask_ratio)
     low = max(mask_ratio - ratio_spread, RATIO_RANGE[0])
     high = min(mask_ratio + ratio_spread, RATIO_RANGE[1])
-    return low + (high - low) * _uniform((n,), generator, device)
+    return low + (high - low) * torch.rand((n,), generator=generator, device=device)
 
 
 def _per_row(ratio: float | torch.Tensor, rows: int) -> float | torch.Tensor:
@@ -97,16 +84,15 @@ def random_mask(shape, mask_ratio, generator: torch.Generator, device=None) -> t
     """Hide each value independently with probability ``mask_ratio`` (one, or per series)."""
     if isinstance(mask_ratio, torch.Tensor):
         mask_ratio = mask_ratio.reshape((-1,) + (1,) * (len(shape) - 1))
-    return _uniform(shape, generator, device) < mask_ratio
+    return torch.rand(shape, generator=generator, device=device) < mask_ratio
 
 
 def _geometric(shape, mean, generator, device) -> torch.Tensor:
-    """Geometric lengths (support 1, 2, ...) with the given mean (one, or per row), by
-    inverse CDF."""
+    """Geometric lengths (1, 2, ...) of the given mean (one, or per row), by inverse CDF."""
     per_row = isinstance(mean, torch.Tensor)
     if not per_row and mean <= 1.0:
         return torch.ones(shape, device=device)
-    u = _uniform(shape, generator, device).clamp_min(1e-12)
+    u = torch.rand(shape, generator=generator, device=device).clamp_min(1e-12)
     if not per_row:
         return torch.floor(torch.log(u) / math.log1p(-1.0 / mean)) + 1.0
     lengths = torch.floor(torch.log(u) / torch.log1p(-1.0 / mean.clamp_min(1.0 + 1e-6))) + 1.0
@@ -116,14 +102,9 @@ def _geometric(shape, mean, generator, device) -> torch.Tensor:
 def span_mask(
     shape, mask_ratio, mean_span: float, generator: torch.Generator, device=None
 ) -> torch.Tensor:
-    """Alternating hidden / visible runs of geometric length per row.
-
-    Hidden runs have mean ``mean_span`` and visible runs mean
-    ``mean_span * (1 - r) / r``, so the stationary hidden fraction is ``r``. The
-    first run is hidden with probability ``r``. All rows are drawn at once: run
-    lengths are accumulated and each time step finds its run by ``searchsorted``.
-    ``mask_ratio`` is one ratio, or one per series (a tensor ``(n,)`` in ``(0, 1)``).
-    """
+    """Alternating hidden / visible runs of geometric length per row, of means ``mean_span``
+    and ``mean_span * (1 - r) / r`` (hidden fraction ``r``, one or a tensor ``(n,)`` per
+    series). All rows at once: each step finds its run by ``searchsorted``."""
     *lead, t = shape
     rows = math.prod(lead) if lead else 1
     if isinstance(mask_ratio, torch.Tensor):
@@ -141,13 +122,14 @@ def span_mask(
     n_runs = 2 * (int(t / (1.0 + shortest)) + 8)
     hidden_len = _geometric((rows, n_runs // 2), mean_span, generator, device)
     visible_len = _geometric((rows, n_runs // 2), mean_visible, generator, device)
-    start_hidden = _uniform((rows, 1), generator, device) < r
+    start_hidden = torch.rand((rows, 1), generator=generator, device=device) < r
     # Runs alternate; which kind comes first depends on start_hidden.
     first = torch.where(start_hidden, hidden_len, visible_len)
     second = torch.where(start_hidden, visible_len, hidden_len)
     lengths = torch.stack([first, second], dim=2).reshape(rows, n_runs)
     # A random phase inside the first run keeps the process stationary at t=0.
-    lengths[:, 0] = torch.ceil(lengths[:, 0] * _uniform((rows,), generator, device))
+    phase = torch.rand((rows,), generator=generator, device=device)
+    lengths[:, 0] = torch.ceil(lengths[:, 0] * phase)
     ends = torch.cumsum(lengths, dim=1)
     steps = torch.arange(t, device=device, dtype=ends.dtype).expand(rows, t).contiguous()
     run = torch.searchsorted(ends, steps, right=True)
@@ -166,16 +148,12 @@ def block_mask(
 def channel_mask(
     shape, mask_ratio: float, generator: torch.Generator, device=None, observed=None
 ) -> torch.Tensor:
-    """Hide whole channels, each with probability ``mask_ratio``, never all of them.
-
-    With ``observed`` (boolean, ``shape``), a channel with no observed value in a series
-    is never hidden and never counts as visible: at least one *observed* channel of each
-    series stays visible, so the model always has something to infer from.
-    """
+    """Hide whole channels, each with probability ``mask_ratio``, never all of them: at
+    least one channel of each series with an ``observed`` value stays visible."""
     n, c, t = shape
     if c < 2:
         raise ValueError("channel masking needs at least 2 channels.")
-    hidden = _uniform((n, c), generator, device) < _per_row(mask_ratio, n)
+    hidden = torch.rand((n, c), generator=generator, device=device) < _per_row(mask_ratio, n)
     # Where every channel was drawn hidden, reveal one channel chosen at random.
     if observed is None:
         keep = torch.randint(0, c, (n,), generator=generator, device=device)
@@ -183,7 +161,7 @@ def channel_mask(
     else:
         has = observed.reshape(n, c, -1).any(dim=2)
         hidden = hidden & has
-        scores = torch.where(has, _uniform((n, c), generator, device), -1.0)
+        scores = torch.where(has, torch.rand((n, c), generator=generator, device=device), -1.0)
         keep = scores.argmax(dim=1)
         all_hidden = ~(has & ~hidden).any(dim=1)
     reveal = torch.nn.functional.one_hot(keep, c).bool() & all_hidden[:, None]
@@ -194,12 +172,8 @@ def channel_mask(
 def resolve_masking(kind: str, n_channels: int) -> str:
     """The objective to use on ``n_channels`` channels: ``channel`` needs two or more."""
     if kind == "channel" and n_channels < 2:
-        warnings.warn(
-            "masking='channel' needs at least 2 channels; using 'span' for univariate "
-            "input.",
-            UserWarning,
-            stacklevel=4,
-        )
+        warnings.warn("masking='channel' needs at least 2 channels; using 'span' for "
+                      "univariate input.", UserWarning, stacklevel=4)
         return "span"
     return kind
 
@@ -215,19 +189,15 @@ def make_mask(
     channels=None,
     ratio_spread: float = 0.0,
 ) -> torch.Tensor:
-    """Draw a mask of the named objective. ``channel`` on one channel becomes ``span``.
-
-    ``observed`` (boolean, ``shape``), when given, marks the values that exist: the mask
-    then never includes a missing or padding value, so those never count as hidden.
-    ``channels`` (indices), when given, are the only channels that may be hidden.
-    ``ratio_spread`` > 0 draws each series' ratio from ``mask_ratio ± ratio_spread``
-    (:func:`draw_ratios`) first; ``mask_ratio`` may also be such ratios already.
-    """
+    """Draw a mask of the named objective (:class:`Masking`); ``channel`` on one channel is
+    ``span``. It never hides a value not ``observed``, nor one outside ``channels``."""
     if ratio_spread:
         mask_ratio = draw_ratios(mask_ratio, ratio_spread, shape[0], generator, device)
     if channels is not None:
         mask = make_mask(kind, shape, mask_ratio, mean_span, generator, device, observed)
-        return restrict_to_channels(mask, channels)
+        keep = torch.zeros(mask.shape[1], dtype=torch.bool, device=mask.device)
+        keep[list(channels)] = True
+        return mask & keep[None, :, None]
     if kind == "mixed":
         choices = ("random", "span", "block", "channel")[: 4 if shape[1] > 1 else 3]
         idx = torch.randint(0, len(choices), (1,), generator=generator, device=device)
@@ -248,19 +218,9 @@ def make_mask(
     return mask if observed is None else mask & observed
 
 
-def restrict_to_channels(mask: torch.Tensor, channels) -> torch.Tensor:
-    """``mask`` ``(n, c, t)`` with every channel not in ``channels`` left visible."""
-    keep = torch.zeros(mask.shape[1], dtype=torch.bool, device=mask.device)
-    keep[list(channels)] = True
-    return mask & keep[None, :, None]
-
-
 def _select_on_device(choices, idx, shape, mask_ratio, mean_span, generator, device, observed):
-    """Draw every candidate objective and keep the one at ``idx`` without leaving the device.
-
-    Reading ``idx`` back to pick one objective on the host would stall an accelerator once
-    per batch; drawing all candidates costs a few small kernels instead.
-    """
+    """Draw every candidate objective and keep the one at ``idx``: reading ``idx`` back would
+    stall an accelerator once per batch."""
     masks = [
         make_mask(k, shape, mask_ratio, mean_span, generator, device, observed) for k in choices
     ]

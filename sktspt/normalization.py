@@ -20,14 +20,10 @@ SCALE_SPREAD_LIMIT = 1000.0
 
 
 def resolve_normalization(mode: str | None, X: np.ndarray) -> str | None:
-    """The normalisation ``mode="auto"`` stands for on training panel ``X``.
-
-    ``"instance"`` when the series' scales spread over more than three orders of
-    magnitude (PLAID's currents span five), where global statistics would squash the
-    quiet series to near zero; ``"global"`` otherwise, which keeps the amplitude
-    differences that often carry the class (activity intensity, for example).
-    Other modes are returned unchanged.
-    """
+    """The normalisation ``mode="auto"`` stands for on training panel ``X``: ``"instance"``
+    where the series' scales spread over more than three orders of magnitude (PLAID's span
+    five; global statistics would squash the quiet series), else ``"global"``, which keeps
+    the amplitude differences that often carry the class."""
     if mode != "auto":
         return mode
     with np.errstate(all="ignore"), warnings.catch_warnings():
@@ -55,19 +51,13 @@ def _floor(std: np.ndarray, magnitude: np.ndarray, eps: float, relative: bool) -
 
 
 class Normalizer:
-    """Per-channel standardisation whose statistics come from the training data only.
+    """Per-channel standardisation: ``"global"`` statistics of the training panel's observed
+    values, each series on its own (``"instance"``), or none (None).
 
-    ``mode="global"`` stores one mean and standard deviation per channel, computed on
-    the observed values of the training panel. ``mode="instance"`` standardises each
-    series on its own (nothing is learned). ``mode=None`` leaves values as they are.
-
-    A floor on the standard deviation keeps constant channels finite. With
-    ``floor="relative"`` (the default) it is ``eps`` times the largest absolute value of
-    the channel (or series), so the result does not depend on the data's units:
-    ``transform(c * X)`` equals ``transform(X)`` for every ``c > 0`` (up to rounding).
-    ``floor="absolute"`` (files written by sktspt before it) floors at ``eps`` itself.
-    Statistics and the standardisation are computed in float64, and standardised values
-    are clipped to ``[-CLIP, CLIP]``, so finite inputs of any magnitude stay finite.
+    The standard deviation is floored at ``eps`` times the channel's (or series') largest
+    absolute value (``floor="relative"``: ``transform(c * X) == transform(X)`` for
+    ``c > 0``), or at ``eps`` (``"absolute"``, files of older sktspt). Computed in float64
+    and clipped to ``[-CLIP, CLIP]``, so finite inputs of any magnitude stay finite.
     """
 
     def __init__(self, mode: str | None = "global", eps: float = 1e-6, floor: str = "relative"):

@@ -1,22 +1,12 @@
-"""Training objectives: what each phase minimises, in one place.
-
-- :func:`masked_reconstruction_loss`: masked-value pretraining (SPT) scores the
-  reconstruction on values that were hidden and observed.
-- :class:`SIGReg` and :class:`LeJEPALoss`: the LeJEPA objective (Balestriero & LeCun 2025),
-  below.
-- :func:`exit_loss`: the LEAP exit-aware auxiliary loss of fine-tuning
-  (:mod:`sktspt.leap` holds the early-exit inference that it prepares for).
+"""Training objectives: masked reconstruction (SPT), SIGReg and LeJEPA, the LEAP exit loss.
 
 SIGReg and LeJEPA
 -----------------
-SIGReg and the LeJEPA objective (Balestriero & LeCun 2025).
-
-SIGReg (*sketched isotropic Gaussian regularisation*) pushes a batch of embeddings
-towards an isotropic standard Gaussian, the distribution that provably minimises the
-downstream risk of linear probes. Testing a ``K``-dimensional distribution directly is
-hard; SIGReg instead projects the batch on ``M`` random unit directions and runs a
-univariate normality test on each 1-D projection: the Epps-Pulley statistic, which
-compares the empirical characteristic function with the Gaussian's::
+SIGReg (*sketched isotropic Gaussian regularisation*, Balestriero & LeCun 2025) pushes a
+batch of embeddings towards an isotropic standard Gaussian, the distribution that provably
+minimises the downstream risk of linear probes. It projects the batch on ``M`` random unit
+directions and scores each projection with the Epps-Pulley statistic, which compares the
+empirical characteristic function with the Gaussian's::
 
     EP(x) = N * integral |phi_hat(t) - exp(-t^2/2)|^2 * exp(-t^2/2) dt,
     phi_hat(t) = mean_n exp(i t x_n).
@@ -32,8 +22,6 @@ invariance term alone would reach.
 """
 
 from __future__ import annotations
-
-import math
 
 import torch
 import torch.nn.functional as F
@@ -51,11 +39,8 @@ EXIT_SHARPNESS = 10.0
 def masked_reconstruction_loss(
     reconstruction: torch.Tensor, X: torch.Tensor, hidden: torch.Tensor
 ) -> torch.Tensor:
-    """Squared error on the values that were hidden *and* observed; padding and gaps never count.
-
-    ``X`` is the NaN-coded input; ``hidden`` the mask that was applied. Returns 0 (with
-    a gradient path) when a batch happens to hide nothing.
-    """
+    """Squared error on the values of NaN-coded ``X`` that were ``hidden`` *and* observed;
+    0 (with a gradient path) when a batch hides nothing."""
     target_mask = hidden & ~torch.isnan(X)
     target = torch.nan_to_num(X, nan=0.0)
     diff = reconstruction.float() - target.float()
@@ -64,15 +49,11 @@ def masked_reconstruction_loss(
     return (err * w).sum() / w.sum().clamp_min(1.0)
 
 
-
 def random_directions(
     dim: int, n_slices: int, seed: int, step: int, device=None
 ) -> torch.Tensor:
-    """``(dim, n_slices)`` unit columns, a pure function of ``(seed, step)``.
-
-    Drawn on the CPU from a generator seeded by ``seed`` and ``step``, so a given
-    step uses the same directions on any device, and successive steps differ.
-    """
+    """``(dim, n_slices)`` unit columns, a pure function of ``(seed, step)``: drawn on the
+    CPU, so a step uses the same directions on any device."""
     mixed = (int(seed) * 0x9E3779B97F4A7C15 + int(step)) % (2**63)
     g = torch.Generator(device="cpu").manual_seed(mixed)
     A = torch.randn(dim, n_slices, generator=g, dtype=torch.float32)
@@ -95,13 +76,10 @@ class SIGReg(nn.Module):
 
     Notes
     -----
-    ``forward(z, step=None)`` takes ``z`` of shape ``(N, K)`` or ``(V, N, K)`` (one
-    statistic per leading index, e.g. per view, over the ``N`` samples) and returns the
-    mean over directions and leading indices, as a float32 scalar even under autocast
-    (the cos/sin means lose too much in half precision). Directions depend only on
-    ``(seed, step)``. With ``step=None`` a training-mode module uses its own counter
-    ``n_steps`` and advances it, so each training step sees fresh directions; an
-    eval-mode module uses step 0, so validation values are comparable across epochs.
+    ``forward(z, step=None)`` takes ``z`` ``(N, K)`` or ``(V, N, K)`` (a statistic per view
+    over the ``N`` samples) and returns the mean, a float32 scalar even under autocast.
+    With ``step=None`` a training-mode module advances its counter ``n_steps`` (fresh
+    directions each step); an eval-mode module uses step 0 (comparable validation values).
     """
 
     def __init__(self, n_slices: int = 256, n_points: int = 17, t_max: float = 3.0,
@@ -142,24 +120,13 @@ class SIGReg(nn.Module):
             statistic = (err @ self.weights) * z.shape[-2]  # (..., M)
             return statistic.mean()
 
-    @staticmethod
-    def expected_under_null(t_max: float = 3.0) -> float:
-        """Expected value under ``N(0, I)`` for the exact integral on ``[-t_max, t_max]``."""
-        half = math.sqrt(2 * math.pi) * math.erf(t_max / math.sqrt(2))
-        third = math.sqrt(2 * math.pi / 3) * math.erf(t_max * math.sqrt(3 / 2))
-        return half - third
-
 
 class LeJEPALoss(nn.Module):
-    """``(1 - lambda) * L_pred + lambda * SIGReg`` on projections of several views.
+    """``(1 - lambda) * L_pred + lambda * SIGReg`` on projections ``(V, N, K)`` of ``V`` views.
 
-    ``forward(z)`` takes projections ``(V, N, K)`` of ``V`` views of ``N`` samples, the
-    first ``n_global`` views being the global ones. ``L_pred`` is the mean squared
-    distance between each view and its sample's centre (the mean of the global views),
-    averaged over views, samples *and* coordinates as in the reference code, so that
-    ``lambda`` keeps its meaning whatever ``K``. SIGReg is computed per view over the
-    batch and averaged. There is no teacher and no stop-gradient: SIGReg alone prevents
-    collapse.
+    ``L_pred``: mean squared distance of each view to its sample's centre (the mean of the
+    first ``n_global`` views), averaged over coordinates too (as in the reference code), so
+    ``lambda`` means the same whatever ``K``; SIGReg per view, averaged.
 
     Parameters
     ----------
@@ -167,7 +134,6 @@ class LeJEPALoss(nn.Module):
         Weight of SIGReg in ``[0, 1]``: the estimators' ``pretrain_objective__sigreg_lambda``,
         which ``"masked+sigreg"`` weighs its SIGReg term by too (unused with ``"masked"``).
     n_global : int, default=2
-        Leading views that define the centres.
     n_slices, seed
         Passed to :class:`SIGReg`.
     """
@@ -199,22 +165,11 @@ class LeJEPALoss(nn.Module):
 def exit_loss(
     pooled: list[torch.Tensor], tau: float = EXIT_TAU, sharpness: float = EXIT_SHARPNESS
 ) -> torch.Tensor:
-    """The LEAP auxiliary loss on pooled representations, one ``(n, d)`` tensor per layer.
+    """The LEAP loss ``mean_{l<L} mean_n sigmoid(sharpness (tau - cos(e_l, sg(e_L))))``.
 
-    Parameters
-    ----------
-    pooled : list of torch.Tensor
-        ``e_1 .. e_L``: pooled representations after each layer, the last one final.
-    tau : float, default=0.98
-        Cosine at which the penalty of a layer is one half.
-    sharpness : float, default=10.0
-        Slope of the sigmoid.
-
-    Returns
-    -------
-    torch.Tensor
-        Scalar: ``mean_{l<L} mean_n sigmoid(sharpness (tau - cos(e_l, sg(e_L))))``
-        (uniform layer weights ``w_l = 1 / (L - 1)``); 0 for a single layer.
+    ``pooled`` holds ``e_1 .. e_L`` ``(n, d)``, the pooled representation after each layer
+    (``sg`` stops the gradient: intermediate layers move towards the last, not the reverse);
+    a layer's penalty is one half at cosine ``tau``. 0 for a single layer.
     """
     if len(pooled) < 2:
         return pooled[-1].sum() * 0.0

@@ -1,29 +1,19 @@
 """Numeric precision of training and inference: autocast, TF32, float32 losses.
 
-``precision`` (a parameter of both estimators) picks the dtype the network's matmuls run
-in, through :func:`torch.autocast` with the device's type:
+``device__precision`` picks the dtype the network's matmuls run in, through
+:func:`torch.autocast`:
 
 - ``"float32"``: no autocast and no TF32; the exact reference.
-- ``"bfloat16"``: autocast to bfloat16. bfloat16 has float32's exponent range, so it needs
-  no loss scaling; it runs on CPUs (slowly where they lack bf16 instructions) and on CUDA
-  GPUs that support it (Ampere and later).
-- ``"float16"``: autocast to float16 with a :class:`torch.amp.GradScaler` (float16's
-  range is small: without loss scaling small gradients underflow to zero). CUDA only:
-  most CPUs have no float16 arithmetic, so a CPU fit would be slower than float32 and no
-  more useful than bfloat16, and ``fit`` raises ``ValueError`` there.
+- ``"bfloat16"``: float32's exponent range, so no loss scaling; on CPUs and on CUDA GPUs
+  that support it (Ampere and later).
+- ``"float16"``: with a :class:`torch.amp.GradScaler` (small gradients underflow without
+  loss scaling); CUDA only (most CPUs have no float16 arithmetic): ``fit`` raises there.
 - ``"auto"``: bfloat16 on a CUDA GPU that supports it, float32 everywhere else.
 
-On CUDA every setting but ``"float32"`` also lets the float32 matmuls that remain
-(outside autocast) use TF32 tensor cores, for the duration of ``fit``, ``predict``,
-``predict_proba`` and ``transform`` only (torch's global flags are restored after).
-
-Whatever the setting, the network's outputs are cast to float32 before any loss, and
-SIGReg, the LEAP exit loss and the reconstruction loss are computed in float32; the
-weights and the optimizer state stay float32 (autocast casts copies per operation), so a
-model trained in one precision is saved, loaded and used in any other.
-
-Prediction on a device that cannot run the saved precision (a model trained in float16
-on a GPU, loaded on a CPU) runs in float32 instead of failing: only ``fit`` insists.
+On CUDA every setting but ``"float32"`` also allows TF32 for the remaining float32
+matmuls, during the estimators' calls only. Losses (and SIGReg) are computed in float32,
+weights and optimizer state stay float32, so a model trained in one precision is used in
+any other; prediction falls back to float32 where the device cannot run the precision.
 """
 
 from __future__ import annotations
@@ -52,17 +42,9 @@ def _bf16_ok(device: torch.device) -> bool:
 
 
 def autocast_dtype(precision, device, training: bool = True) -> str:
-    """The dtype (``"float32"``, ``"bfloat16"`` or ``"float16"``) to run ``precision`` in.
-
-    Parameters
-    ----------
-    precision : {"auto", "float32", "bfloat16", "float16"}
-    device : str or torch.device
-        The device the network runs on.
-    training : bool, default=True
-        True in ``fit``: a precision the device cannot train in raises ``ValueError``.
-        False for prediction: such a precision falls back to float32.
-    """
+    """The dtype (``"float32"``, ``"bfloat16"`` or ``"float16"``) to run ``precision`` in on
+    ``device``: where the device cannot, a ``ValueError`` in training (``fit``), else
+    float32."""
     check_precision(precision)
     device = torch.device("cpu" if device is None else device)
     if precision == "float32" or device.type not in ("cpu", "cuda"):
@@ -108,10 +90,7 @@ def to_float32(value):
 
 @contextlib.contextmanager
 def matmul_precision(precision, device):
-    """Allow TF32 for float32 matmuls on CUDA (unless ``precision="float32"``), then restore.
-
-    A no-op off CUDA, and for ``"float32"``, which stays the exact reference.
-    """
+    """Allow TF32 for float32 matmuls on CUDA (unless ``precision="float32"``), then restore."""
     try:
         cuda = torch.device(device).type == "cuda" and precision in PRECISIONS
     except (RuntimeError, TypeError):

@@ -13,11 +13,8 @@ __all__ = ["resample"]
 
 
 def resample(X: np.ndarray, length: int) -> np.ndarray:
-    """NaN-padded ``(n, c, t)`` -> ``(n, c, length)``: each series' observed part (up to
-    its last value observed in any channel) linearly interpolated onto ``length`` evenly
-    spaced steps, gaps inside it filled by interpolation (zeros where a channel has no
-    value). Series of any length then make the same tokens.
-    """
+    """NaN-padded ``(n, c, t)`` -> ``(n, c, length)``: each series' observed part linearly
+    interpolated onto ``length`` steps, gaps too (zeros where a channel has no value)."""
     X = np.asarray(X)
     observed = ~np.isnan(X).all(axis=1)  # (n, t)
     lengths = np.where(observed.any(axis=1), X.shape[-1] - np.argmax(observed[:, ::-1], axis=1), 1)

@@ -27,24 +27,15 @@ def valid_lengths(X: torch.Tensor) -> torch.Tensor:
 
 
 def crop_resample(X: torch.Tensor, fraction: torch.Tensor, start: torch.Tensor) -> torch.Tensor:
-    """Crop each series and stretch the crop back over the series' valid length.
+    """Crop each series of NaN-coded ``X`` ``(n, c, t)`` and stretch the crop back over its
+    valid length ``L``.
 
-    Parameters
-    ----------
-    X : Tensor ``(n, c, t)``
-        NaN-coded series.
-    fraction : Tensor ``(n,)``
-        Crop length as a fraction of each series' valid length, in ``(0, 1]``.
-    start : Tensor ``(n,)``
-        Crop start as a fraction of the room left, ``[0, 1]``: 0 starts at the
-        beginning, 1 ends at the last valid step.
+    Args:
+        fraction: ``(n,)`` crop lengths, shares of ``L`` in ``(0, 1]``.
+        start: ``(n,)`` crop starts, shares of the room left in ``[0, 1]``.
 
-    Returns
-    -------
-    Tensor ``(n, c, t)``
-        Output step ``j < L`` (``L`` the valid length) samples the input at
-        ``a + fraction * j`` with ``a = start * (1 - fraction) * (L - 1)``; steps
-        ``j >= L`` stay NaN.
+    Output step ``j < L`` samples the input at ``start * (1 - fraction) * (L - 1) +
+    fraction * j``; steps ``j >= L`` stay NaN.
     """
     n, c, t = X.shape
     length = valid_lengths(X).to(X.dtype)  # (n,)
@@ -73,31 +64,12 @@ def make_views(
     scale_std: float = 0.1,
     jitter_std: float = 0.05,
 ) -> torch.Tensor:
-    """``n_global + n_local`` augmented views of every series, global views first.
-
-    Parameters
-    ----------
-    X : Tensor ``(n, c, t)``
-        NaN-coded, normalised series.
-    n_global, n_local : int
-        Numbers of global and local views.
-    generator : torch.Generator or None
-        Source of randomness (on ``X``'s device); None uses torch's global one.
-    global_crop, local_crop : (float, float)
-        Range of crop lengths, as fractions of each series' valid length.
-    scale_std : float
-        Standard deviation of the per-channel scale factor around 1.
-    jitter_std : float
-        Standard deviation of the additive Gaussian noise (normalised units).
-
-    Returns
-    -------
-    Tensor ``(n_global + n_local, n, c, t)``
-    """
+    """``n_global + n_local`` views ``(v, n, c, t)`` of NaN-coded ``X`` ``(n, c, t)``, global
+    views first: crops of ``global_crop`` or ``local_crop`` shares of each series' valid
+    length, per-channel scales from ``N(1, scale_std)`` and jitter ``N(0, jitter_std)``,
+    drawn from ``generator`` (None: torch's global one)."""
     if int(n_global) < 1 or int(n_local) < 0:
-        raise ValueError(
-            f"need n_global >= 1 and n_local >= 0, got {n_global!r} and {n_local!r}."
-        )
+        raise ValueError(f"need n_global >= 1 and n_local >= 0, got {n_global!r} and {n_local!r}.")
     for name, (low, high) in (("global_crop", global_crop), ("local_crop", local_crop)):
         if not 0.0 < low <= high <= 1.0:
             raise ValueError(f"{name} must satisfy 0 < low <= high <= 1, got {(low, high)!r}.")

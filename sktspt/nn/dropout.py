@@ -1,13 +1,10 @@
 """Dropout whose random draws are cheap on CPU, and attention that uses it.
 
-On CPU, drawing the Bernoulli mask is most of what dropout costs: torch's CPU generator
-gives one draw per value whatever its width, at several nanoseconds each, and dropout runs
-four times per layer and step. Here one 64-bit draw over the whole signed range decides
-four values through its four 16-bit quarters, each uniform, and the mask is read from the
-draws as they lie in memory (no strided copy): the same dropout, with the rate rounded to
-a multiple of 1/65536 (0.1 becomes 0.100006, and the kept values are scaled by the rounded
-rate, so the expectation is exact), from the same seeded generator. On a GPU, and outside
-training, torch's own paths run.
+On CPU, drawing the Bernoulli mask is most of what dropout costs (one draw per value,
+several nanoseconds each). Here one 64-bit draw decides four values through its four
+16-bit quarters, each uniform: the same dropout, with the rate rounded to a multiple of
+1/65536 (kept values are scaled by the rounded rate, so the expectation is exact), from the
+same seeded generator. On a GPU, and outside training, torch's own paths run.
 """
 
 from __future__ import annotations
@@ -47,11 +44,8 @@ class Dropout(nn.Dropout):
 
 
 def attention(q, k, v, bias: torch.Tensor, dropout_p: float) -> torch.Tensor:
-    """``scaled_dot_product_attention`` with an additive ``bias``.
-
-    With dropout on CPU, torch computes attention as written below anyway (softmax, then
-    dropout, then the product with ``v``); written out, the dropout is :func:`dropout`.
-    """
+    """``scaled_dot_product_attention`` with an additive ``bias``; with dropout on CPU
+    written out as torch computes it, the dropout being :func:`dropout`."""
     if dropout_p == 0.0 or q.device.type != "cpu":
         return F.scaled_dot_product_attention(q, k, v, attn_mask=bias, dropout_p=dropout_p)
     scores = torch.baddbmm(

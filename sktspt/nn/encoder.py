@@ -10,24 +10,19 @@ from .positional import POSITIONALS, LearnedPosition, SinusoidalPosition
 from .tokenizers import PatchEmbedding, make_tokenizer, patchify, unpatchify
 from .whitebox import encoder_layer
 
-__all__ = [
-    "PatchEmbedding", "SelfAttention", "EncoderLayer", "TransformerEncoder", "patchify",
-    "unpatchify",
-]
+__all__ = ["PatchEmbedding", "SelfAttention", "EncoderLayer", "TransformerEncoder", "patchify",
+           "unpatchify"]
 
 
 class TransformerEncoder(nn.Module):
     """Time-series transformer: patches -> tokens -> ``depth`` layers -> token states.
 
-    ``forward(x, available)`` takes normalised values ``(n, c, t)`` (``t`` a multiple
-    of ``patch_size``) and a boolean ``available`` mask of the same shape, and
-    returns token states ``(n, k, d_model)`` and ``keep`` ``(n, k)``: which tokens
-    hold at least one observed value (the rest are padding).
-
-    ``tokenizer`` picks how tokens are made (:mod:`sktspt.nn.tokenizers`);
-    ``architecture`` picks the layer: ``"transformer"`` (:class:`EncoderLayer`),
-    ``"crate"`` or ``"attention_only"`` (white-box layers, :mod:`sktspt.nn.whitebox`).
-    The keyword-only arguments are the estimators' ``architecture__`` settings.
+    ``forward(x, available, observed)`` takes normalised values ``(n, c, t)`` (``t`` a
+    multiple of ``patch_size``) and boolean masks of that shape; it returns token states
+    ``(n, k, d_model)`` and ``keep`` ``(n, k)``, the tokens with an observed value.
+    ``tokenizer``: :mod:`sktspt.nn.tokenizers`; ``architecture``: ``"transformer"``,
+    ``"crate"`` or ``"attention_only"`` (:mod:`sktspt.nn.whitebox`). The keyword-only
+    arguments are the estimators' ``architecture__`` settings.
 
     Parameters
     ----------
@@ -76,13 +71,6 @@ class TransformerEncoder(nn.Module):
         )
         self.norm = nn.LayerNorm(d_model)
 
-    @torch.no_grad()
-    def fit_panel(self, x: torch.Tensor, available: torch.Tensor) -> None:
-        """Fit the tokenizer's thresholds, where it has any
-        (:func:`~sktspt.nn.panel_fit.fit_to_panel`)."""
-        if callable(getattr(self.embed, "fit_panel", None)):
-            self.embed.fit_panel(x, available)
-
     def keep(self, observed: torch.Tensor) -> torch.Tensor:
         """Which tokens hold at least one observed value ``(n, k)``: the rest are padding."""
         return patchify(observed.float(), self.patch_size).amax(dim=-1) > 0
@@ -98,12 +86,8 @@ class TransformerEncoder(nn.Module):
         return self.norm(h), keep
 
     def layer_states(self, x: torch.Tensor, available: torch.Tensor, observed: torch.Tensor):
-        """Token states before the first layer and after each layer, and ``keep``.
-
-        Returns a list of ``depth + 1`` tensors ``(n, k, d_model)`` (the embedded tokens,
-        then each layer's output, without the final norm) and ``keep`` ``(n, k)``. The last
-        state, normalised by ``norm``, is what ``forward`` returns.
-        """
+        """The ``depth + 1`` token states ``(n, k, d_model)`` before the first layer and after
+        each (without the final norm), and ``keep``."""
         h, keep = self.tokens(x, available, observed)
         states = [h]
         for layer in self.layers:

@@ -18,11 +18,8 @@ def split_input(X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 class EncoderModel(nn.Module):
-    """An encoder plus a task head: the base of every network the estimators train.
-
-    Subclasses add their head; all share how an input becomes the pooled embedding
-    (mean over non-padding tokens), so ``transform`` means the same thing everywhere.
-    """
+    """An encoder; subclasses add a task head. All pool the same way (mean over non-padding
+    tokens), so ``transform`` means the same thing everywhere."""
 
     def __init__(self, **encoder_kwargs):
         super().__init__()
@@ -35,12 +32,8 @@ class EncoderModel(nn.Module):
 
 
 class ReconstructionModel(EncoderModel):
-    """Encoder plus a linear head that maps each token back to its patch values.
-
-    ``forward(X, hidden)`` reconstructs the whole series ``(n, c, t)`` from the input
-    with ``hidden`` values removed; the loss looks only at hidden, observed values
-    (:meth:`targets`).
-    """
+    """Encoder plus a linear head that maps each token back to its patch values:
+    ``forward(X, hidden)`` reconstructs ``(n, c, t)`` from ``X`` without ``hidden``."""
 
     def __init__(self, **encoder_kwargs):
         super().__init__(**encoder_kwargs)
@@ -74,24 +67,17 @@ class ClassificationModel(EncoderModel):
 
 
 class RegressionModel(ClassificationModel):
-    """Encoder, mean pooling and a linear head with ``n_outputs`` values per series.
-
-    The classification network's structure (its state dict has the same keys) with
-    outputs read as values, not logits.
-    """
+    """The classification network (same state-dict keys) with ``n_outputs`` values, not
+    logits."""
 
     def __init__(self, n_outputs: int, head_dropout: float = 0.0, **encoder_kwargs):
         super().__init__(n_classes=n_outputs, head_dropout=head_dropout, **encoder_kwargs)
 
 
 class LeJEPAModel(EncoderModel):
-    """Encoder, mean pooling, and a projector MLP with BatchNorm (for LeJEPA).
-
-    ``forward(X)`` returns the pooled embeddings ``(n, d_model)`` and their projections
-    ``(n, proj_dim)``; the LeJEPA loss acts on the projections, downstream tasks use the
-    encoder. The projector is ``Linear-BN-ReLU`` twice then ``Linear``, as in the LeJEPA
-    reference code (``proj_hidden`` defaults to ``4 * d_model``).
-    """
+    """Encoder, mean pooling and a projector (``Linear-BN-ReLU`` twice, then ``Linear``, as
+    in the LeJEPA reference code): ``forward(X)`` returns the embeddings ``(n, d_model)``
+    and the projections ``(n, proj_dim)`` the loss acts on."""
 
     def __init__(self, proj_dim: int = 64, proj_hidden: int | None = None, **encoder_kwargs):
         super().__init__(**encoder_kwargs)

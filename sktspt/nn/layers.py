@@ -16,11 +16,8 @@ __all__ = ["SelfAttention", "EncoderLayer"]
 
 
 class SelfAttention(nn.Module):
-    """Multi-head self-attention on ``scaled_dot_product_attention``.
-
-    ``keep`` (``n, k`` boolean) marks tokens that may be attended to; padding tokens
-    are never keys. Relative positions (rotary, ALiBi) act here.
-    """
+    """Multi-head self-attention on ``scaled_dot_product_attention``: only ``keep`` ``(n, k)``
+    tokens are keys; relative positions (rotary, ALiBi) act here."""
 
     def __init__(self, d_model: int, n_heads: int, dropout: float, positional: str):
         super().__init__()

@@ -1,40 +1,24 @@
 """Lighthouse attention: hierarchical sparse attention for training on long series.
 
-Lighthouse (Peng, Ghosh & Quesnelle 2026) is a *training-only* wrapper around ordinary
-``scaled_dot_product_attention`` that makes attention over thousands of tokens cheaper
-and leaves an ordinary dense model behind. This is the bidirectional (non-causal)
-variant, so no causal shift is needed:
+Lighthouse (Peng, Ghosh & Quesnelle 2026) is a *training-only* wrapper around
+``scaled_dot_product_attention`` that makes attention over thousands of tokens cheaper and
+leaves an ordinary dense model behind. This is the bidirectional variant:
 
-1. **Pyramid.** Queries, keys and values are average-pooled together into ``levels``
-   levels (level 0 = tokens, level ``l`` = windows of ``pool**l`` tokens). Padding and
-   missing tokens (``keep`` False) are left out of every mean; a window with no kept
-   token is invalid.
-2. **Scores, without gradients.** Each window scores ``max ||q||`` and ``max ||k||``
-   over its kept tokens (per head); invalid windows score below every valid one.
-3. **Selection per tile, coarse to fine.** The timeline is cut into tiles of
-   ``tile_windows`` coarsest windows. In each tile, at each level from the coarsest,
-   the candidates are ranked: ``ceil(topk / 2)`` by query score, then ``topk // 2`` of
-   the rest by key score. The selected windows are refined into their ``pool``
-   children, which are the next level's candidates; the others **stay as coarse
-   summaries**. At level 0 every remaining candidate is kept as a token. Summaries and
-   tokens therefore partition the timeline: every position is covered exactly once.
-   A tile of ``T`` tokens becomes ``T / pool**(levels-1) + (levels-1)(pool-1) topk``
-   entries.
-4. **Attention.** The entries of all tiles are gathered into one sequence ordered by
-   position, plain SDPA runs on it (invalid entries are masked out as keys; ALiBi acts
-   on the entries' centres), and each entry's output is scattered back to every
-   position its window covers.
+1. **Pyramid.** Queries, keys and values are average-pooled over kept tokens into
+   ``levels`` levels (level ``l``: windows of ``pool**l`` tokens).
+2. **Scores, without gradients.** Each window scores ``max ||q||`` and ``max ||k||`` over
+   its kept tokens (per head); windows with none score below every other.
+3. **Selection per tile, coarse to fine.** In each tile of ``tile_windows`` coarsest
+   windows, at each level, ``ceil(topk / 2)`` candidates by query score and ``topk // 2``
+   of the rest by key score are refined into their ``pool`` children; the others stay as
+   coarse summaries. Summaries and tokens cover every position exactly once.
+4. **Attention.** Plain SDPA runs on the entries ordered by position (ALiBi on their
+   centres), and each entry's output goes back to every position its window covers.
 
-With ``levels=1`` the sequence is the tokens themselves and the result is exactly SDPA's.
-Because tiles have a fixed size, the selection in a tile never depends on how much
-padding follows the series. Gradients flow through the pooled means to every kept
-query, key and value; selection itself has none.
-
-The estimators apply it through :class:`sktspt.training.callbacks.LighthouseSchedule`, a skorch
-callback that installs it on every layer but the first and the last (those stay dense), switches to
-dense attention for the last ``recovery`` fraction of a phase's optimizer steps, and
-removes it when training ends. Attention in eval mode (validation, prediction,
-``transform``) is always dense, so a fitted or saved model is an ordinary one.
+With ``levels=1`` the result is exactly SDPA's. Tiles have a fixed size, so the selection
+never depends on the padding after a series. The estimators install it on every layer
+but the first and the last through :class:`sktspt.training.callbacks.LighthouseSchedule`,
+dense for the last ``recovery`` share of a phase's steps; eval mode is always dense.
 """
 
 from __future__ import annotations
@@ -62,12 +46,8 @@ TILE_WINDOWS = 64
 
 @dataclass(frozen=True)
 class Lighthouse:
-    """The settings of Lighthouse attention; calling it runs :func:`lighthouse_attention`.
-
-    A plain frozen dataclass (not a module) so that installing it on a layer adds
-    nothing to the state dict. The keyword-only fields are the estimators'
-    ``attention__`` settings; ``recovery`` is read by
-    :class:`~sktspt.training.callbacks.LighthouseSchedule`.
+    """The settings of Lighthouse attention (the estimators' ``attention__``); calling it runs
+    :func:`lighthouse_attention`. Not a module, so installing it adds no state.
 
     Parameters
     ----------
@@ -102,12 +82,10 @@ class Lighthouse:
 
 @dataclass
 class Entries:
-    """The compressed sequence of each ``(series, head)``: ``(n, h, S)`` integer tensors.
+    """The compressed sequence of each ``(series, head)``, sorted by ``start``: ``(n, h, S)``.
 
-    ``flat``: index into the concatenated pyramid (level 0 first); ``start`` and
-    ``size``: the window's first token and its number of tokens; ``level``: its level.
-    Entries are sorted by ``start``; ``levels`` keeps, per level, the summaries and the
-    selected windows as local tile indices (for inspection and tests).
+    ``flat`` indexes the concatenated pyramid; ``start``, ``size`` and ``level`` describe
+    each window; ``levels`` keeps per level the summaries and selected tile indices.
     """
 
     flat: torch.Tensor
@@ -138,11 +116,8 @@ def _pooled_scores(norms: torch.Tensor, valid: torch.Tensor, cfg: Lighthouse) ->
 @torch.no_grad()
 def select_entries(q: torch.Tensor, k: torch.Tensor, keep: torch.Tensor,
                    cfg: Lighthouse) -> Entries:
-    """Steps 2 and 3: which windows form the compressed sequence (no gradients).
-
-    ``q`` and ``k``: ``(n, h, N, d)`` with ``N`` already padded to :func:`_tile_shape`;
-    ``keep``: ``(n, N)``.
-    """
+    """Steps 2 and 3: which windows form the compressed sequence of ``q, k`` ``(n, h, N, d)``
+    (``N`` padded to :func:`_tile_shape`) and ``keep`` ``(n, N)``."""
     n, h, N, _ = q.shape
     p, L = cfg.pool, cfg.levels
     tile = N if L == 1 else cfg.tile_tokens
@@ -201,7 +176,7 @@ def select_entries(q: torch.Tensor, k: torch.Tensor, keep: torch.Tensor,
 
 def _pyramid(x: torch.Tensor, keep: torch.Tensor, cfg: Lighthouse):
     """Step 1: ``x`` ``(..., n, h, N, d)`` and its window means over kept tokens, levels
-    concatenated along the token axis; and which entries are valid ``(n, N_all)``."""
+    concatenated; and which entries are valid ``(n, N_all)``."""
     w = keep.to(x.dtype)[:, None, :, None]
     total, count = x * w, keep.to(x.dtype)
     parts, valid = [x], [keep]
@@ -217,11 +192,8 @@ def lighthouse_attention(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, keep: torch.Tensor,
     cfg: Lighthouse, slopes: torch.Tensor | None = None, dropout_p: float = 0.0,
 ) -> torch.Tensor:
-    """Lighthouse attention of ``q, k, v`` ``(n, h, N, d)``; returns ``(n, h, N, d)``.
-
-    ``keep`` ``(n, N)`` marks tokens that may be attended to (padding and fully missing
-    tokens are False); ``slopes`` ``(h,)`` adds ALiBi on the entries' centres.
-    """
+    """Lighthouse attention of ``q, k, v`` ``(n, h, N, d)`` over the ``keep`` ``(n, N)``
+    tokens, ALiBi ``slopes`` ``(h,)`` on the entries' centres; returns ``(n, h, N, d)``."""
     n, h, N, d = q.shape
     padded = _tile_shape(N, cfg)
     if padded != N:
@@ -262,11 +234,8 @@ def middle_attentions(module: torch.nn.Module) -> list:
 
 
 def set_sparse_attention(module: torch.nn.Module, cfg: Lighthouse | None) -> int:
-    """Install ``cfg`` (None: dense) on the middle layers of ``module``'s encoders.
-
-    Returns the number of attention blocks changed. The setting acts in training mode
-    only; eval mode is always dense.
-    """
+    """Install ``cfg`` (None: dense) on the middle layers of ``module``'s encoders, for
+    training mode; returns the number of attention blocks changed."""
     blocks = middle_attentions(module)
     for attn in blocks:
         attn.sparse_attention = cfg

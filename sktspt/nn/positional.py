@@ -56,11 +56,9 @@ class LearnedPosition(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         n = x.shape[1]
         if n > self.max_tokens:
-            raise ValueError(
-                f"Series has {n} tokens but learned positions were fitted for at most "
-                f"{self.max_tokens}; use positional='sinusoidal', 'rotary' or 'alibi' "
-                "for longer series."
-            )
+            raise ValueError(f"Series has {n} tokens but learned positions were fitted for at most "
+                             f"{self.max_tokens}; use positional='sinusoidal', 'rotary' or 'alibi' "
+                             "for longer series.")
         return x + self.weight[:n]
 
 

@@ -1,21 +1,14 @@
 """Tokenizers: how a series ``(n, c, t)`` becomes tokens ``(n, t / p, d_model)``.
 
-Both see values with hidden or missing entries set to zero plus a 0/1 *not available*
-indicator per value, so the model knows which zeros are real (Amos et al. 2024), and
-both make one token per ``patch_size`` steps, so masking, padding and the
-reconstruction head work the same whatever the tokenizer.
+Each sees values with hidden or missing entries set to zero plus a 0/1 *not available*
+indicator per value (Amos et al. 2024), and makes one token per ``patch_size`` steps, so
+masking, padding and the reconstruction head work the same whatever the tokenizer.
 
 - ``"patch"``: one linear map of each patch of all channels (PatchTST-style).
-- ``"conv"``: a multi-scale convolutional stem (InceptionTime/ConvTran-style parallel
-  kernels), then a strided convolution that merges each patch into a token. Local
-  shape patterns, which linear patches capture poorly, become features before
-  attention sees them.
-- ``"rocket"``: MiniRocket's fixed kernels at several dilations; a token holds, per
-  kernel, dilation and channel, the share of its patch's steps where the kernel's
-  response passes a threshold drawn from the training panel (MiniRocket's PPV, pooled
-  per patch instead of per series), then a LayerNorm and a linear map. The kernels are
-  not trained, so on a few dozen series the stem cannot over-fit, and the features
-  that make MiniRocket strong reach attention in their temporal order.
+- ``"conv"``: a multi-scale convolutional stem, then a strided convolution that merges
+  each patch into a token: local shapes become features before attention sees them.
+- ``"rocket"``: MiniRocket's fixed kernels, their PPV pooled per patch: not trained, so
+  the stem cannot over-fit a few dozen series (:class:`RocketEmbedding`).
 """
 
 from __future__ import annotations
@@ -77,26 +70,12 @@ class PatchEmbedding(nn.Module):
 class ConvEmbedding(nn.Module):
     """Parallel 1D convolutions of several widths, LayerNorm, GELU, then patch merging.
 
-    The branches (kernels ``3, 9, 19, 39`` steps, "same" padding) share ``d_model``
-    output channels; a per-step LayerNorm (not BatchNorm: outputs must not depend on
-    which series share a batch, nor on padding) and GELU follow, and a convolution of
-    kernel and stride ``patch_size`` turns each patch into one token.
-
-    Both convolutions run as matrix products, the same weights and the same function:
-
-    - the branches as one product of each step's window of the widest kernel
-      (``2 c x 39`` values, im2col) with their weights, each zero-padded to that width.
-      The input has two channels per series channel (values and flags), far too few for
-      a convolution kernel to be efficient on CPU, and the product's output is already
-      time-major for the LayerNorm, so no transpose is copied. Where a series' windows
-      would take more than :data:`IM2COL_MAX` floats (long series of many channels),
-      the branches run as convolutions instead, so memory stays linear in the input;
-    - the merge (its windows do not overlap) as one product over each patch's flattened
-      ``(patch_size, d_model)`` features.
-
-    On CPU the convolutions were the costliest step of a fit on long series; as
-    products, a fit on ACSF1 (1,460 steps) takes 18 % less time and one on PLAID 7 %
-    (``docs/tuning-history.md``, round 21).
+    The branches (kernels ``3, 9, 19, 39``, "same" padding) share ``d_model`` channels; a
+    per-step LayerNorm (outputs must not depend on the batch or the padding) and GELU
+    follow, and a convolution of kernel and stride ``patch_size`` makes each token. Both
+    run as matrix products (18 % off a fit on ACSF1, round 21): the branches on each step's
+    window of the widest kernel (im2col, up to :data:`IM2COL_MAX` floats a series, else as
+    a convolution), the merge on each patch's flattened features.
     """
 
     def __init__(self, n_channels: int, patch_size: int, d_model: int,
@@ -112,18 +91,12 @@ class ConvEmbedding(nn.Module):
         self.act = nn.GELU()
         self.merge = nn.Conv1d(d_model, d_model, patch_size, stride=patch_size)
 
-    def stem_weight(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """The branches as one kernel ``(d_model, 2 c, widest)`` and its bias."""
-        width = max(branch.kernel_size[0] for branch in self.branches)
-        weights = []
-        for branch in self.branches:
-            pad = (width - branch.kernel_size[0]) // 2
-            weights.append(F.pad(branch.weight, (pad, pad)))
-        return torch.cat(weights), torch.cat([branch.bias for branch in self.branches])
-
     def stem(self, h: torch.Tensor) -> torch.Tensor:
         """The branches' outputs, time-major: ``(n, 2c, t)`` -> ``(n, t, d_model)``."""
-        weight, bias = self.stem_weight()
+        width = max(branch.kernel_size[0] for branch in self.branches)  # as one kernel:
+        weight = torch.cat([F.pad(b.weight, ((width - b.kernel_size[0]) // 2,) * 2)
+                            for b in self.branches])
+        bias = torch.cat([branch.bias for branch in self.branches])
         d, c2, width = weight.shape
         n, _, t = h.shape
         if t * c2 * width > IM2COL_MAX:
@@ -164,15 +137,11 @@ class RocketEmbedding(nn.Module):
     """MiniRocket's fixed kernels, thresholded and pooled per patch, then a linear map.
 
     Per channel, the 84 kernels of :data:`ROCKET_TAPS` run at each dilation of
-    :func:`rocket_dilations` ("same" zero padding, so hidden and padded values count as
-    0). Each (dilation, channel, kernel) has one threshold, a quantile of its responses
-    on a random training series (:meth:`fit_panel`, MiniRocket's draw; quantiles from a
-    low-discrepancy sequence). A token holds, for each of them, the mean over its patch
-    of ``sign(response - threshold)`` (``2 * PPV - 1``), and each channel's share of
-    unavailable steps in the patch, through a LayerNorm and a linear map to ``d_model``.
-    Kernels and thresholds are buffers: only the LayerNorm and the map are trained, and
-    no gradient flows below them. The responses are computed in float32 whatever the
-    autocast, since a threshold compares them.
+    :func:`rocket_dilations` (zero padding). Each (dilation, channel, kernel) has a
+    threshold drawn from the training panel (:meth:`fit_panel`). A token holds, for each,
+    the mean over its patch of ``sign(response - threshold)`` (``2 * PPV - 1``), and each
+    channel's share of unavailable steps, through a LayerNorm and a linear map: only those
+    two are trained. Responses are float32 whatever the autocast (a threshold compares them).
     """
 
     def __init__(self, n_channels: int, patch_size: int, d_model: int, max_len: int = 0,
@@ -191,13 +160,8 @@ class RocketEmbedding(nn.Module):
         self.proj = nn.Linear(features, d_model)
 
     def _responses(self, values: torch.Tensor, dilation: int) -> torch.Tensor:
-        """``(n, c, t)`` -> ``(n, c, t, 84)``: every kernel on every channel.
-
-        Each step's nine dilated taps are a strided view of the zero-padded series; copied
-        into rows of nine, the 84 kernels are one two-dimensional matrix product (1.4 to 1.8
-        times as fast on CPU as ``conv1d`` with one input channel, and faster than the
-        batched product that a three-dimensional strided input would run).
-        """
+        """``(n, c, t)`` -> ``(n, c, t, 84)``: every kernel on every channel, as one matrix
+        product of each step's nine dilated taps (1.4-1.8 times ``conv1d``'s speed on CPU)."""
         n, c, t = values.shape
         padded = F.pad(values.reshape(n * c, t), (4 * dilation, 4 * dilation)).contiguous()
         windows = padded.as_strided((n * c, t, 9), (padded.shape[1], 1, dilation))
@@ -206,12 +170,8 @@ class RocketEmbedding(nn.Module):
 
     @torch.no_grad()
     def fit_panel(self, x: torch.Tensor, available: torch.Tensor) -> None:
-        """Draw the thresholds from the training panel ``x`` (values, availability).
-
-        Each threshold is a quantile (golden-ratio sequence) of one kernel's responses
-        on one random series, at the steps where that series' channel is available; torch's
-        random stream picks the series, so a seeded fit draws the same thresholds.
-        """
+        """Draw each threshold as a quantile (golden-ratio sequence) of one kernel's responses
+        on one random training series, at its available steps (MiniRocket's draw)."""
         values = torch.where(available, x, torch.zeros_like(x)).float()
         pick = torch.randperm(len(values))[:ROCKET_FIT_SERIES]
         values, ok = values[pick], available[pick]
@@ -230,10 +190,7 @@ class RocketEmbedding(nn.Module):
             self.threshold[j] = torch.where(torch.isfinite(drawn), drawn, 0.0)
 
     def features(self, x: torch.Tensor, available: torch.Tensor) -> torch.Tensor:
-        """The pooled threshold features ``(n, k, features)``, before the trained maps.
-
-        Nothing below them is trained: the trained LayerNorm and linear map follow.
-        """
+        """The pooled threshold features ``(n, k, features)``, before the trained maps."""
         values, flags = _values_and_flags(x, available)
         n, c, t = values.shape
         p, kernels = self.patch_size, len(ROCKET_TAPS)

@@ -14,9 +14,8 @@ step makes them sparse.
   ``z' = ReLU(LN(z + MSSA(LN z)) - theta)`` with a learnable threshold ``theta``. It
   keeps the compression and sparsity steps and drops about a third of the weights.
 
-The layers take ``(x, keep)`` like :class:`~sktspt.nn.layers.EncoderLayer`, run on
-``scaled_dot_product_attention`` with the same additive padding/ALiBi bias, and
-offer ``attention_weights`` for inspection.
+The layers take ``(x, keep)`` and offer ``attention_weights`` like
+:class:`~sktspt.nn.layers.EncoderLayer`.
 """
 
 from __future__ import annotations
@@ -27,26 +26,15 @@ from torch import nn
 
 from .layers import EncoderLayer, SelfAttention
 
-__all__ = [
-    "ARCHITECTURES",
-    "MSSA",
-    "ISTA",
-    "CRATELayer",
-    "AttentionOnlyLayer",
-    "encoder_layer",
-]
+__all__ = ["ARCHITECTURES", "MSSA", "ISTA", "CRATELayer", "AttentionOnlyLayer", "encoder_layer"]
 
 ARCHITECTURES = ("transformer", "crate", "attention_only")
 
 
 class MSSA(SelfAttention):
-    """Multi-head subspace self-attention: one bias-free projection ``U`` for q, k and v.
-
-    Per head, ``w = U_h x`` and the output is ``softmax(w wᵀ / sqrt(d_h)) w``, then an
-    output linear map. Everything else (padding keys masked with ``-inf``, ALiBi bias,
-    dropout) is :class:`~sktspt.nn.layers.SelfAttention`'s. With rotary positions,
-    queries and keys are rotated copies of ``w`` while the values stay ``w``.
-    """
+    """Multi-head subspace self-attention: per head ``softmax(w wᵀ / sqrt(d_h)) w`` with
+    ``w = U_h x`` (one bias-free ``U`` for q, k and v; rotary rotates q and k only), then
+    :class:`~sktspt.nn.layers.SelfAttention`'s output map, masking and dropout."""
 
     def __init__(self, d_model: int, n_heads: int, dropout: float, positional: str):
         super().__init__(d_model, n_heads, dropout, positional)
@@ -63,13 +51,9 @@ class MSSA(SelfAttention):
 
 
 class ISTA(nn.Module):
-    """One ISTA step of sparse coding: ``ReLU(x + eta * Dᵀ(x - D x) - eta * lambd)``.
-
-    ``D`` is a learned ``d x d`` dictionary (Kaiming-uniform initialised, as in the
-    CRATE reference code). The step moves ``x`` towards a sparse, non-negative code
-    whose reconstruction ``D x`` stays close to ``x``; with ``D = I`` it reduces to the
-    soft threshold ``ReLU(x - eta * lambd)``.
-    """
+    """One ISTA step of sparse coding: ``ReLU(x + eta * Dᵀ(x - D x) - eta * lambd)``, with
+    a learned dictionary ``D`` (Kaiming-uniform, as in the CRATE reference code): towards
+    a sparse, non-negative code whose reconstruction ``D x`` stays close to ``x``."""
 
     def __init__(self, d_model: int, step_size: float = 0.1, lambd: float = 0.1):
         super().__init__()
@@ -85,11 +69,8 @@ class ISTA(nn.Module):
 
 
 class CRATELayer(nn.Module):
-    """CRATE layer: ``z½ = z + MSSA(LN z)``, then ``ISTA(LN z½)`` (no residual).
-
-    ``dim_feedforward`` is accepted for a common signature and ignored: ISTA's
-    dictionary is square. Outputs are non-negative (ISTA ends in a ReLU).
-    """
+    """CRATE layer: ``z½ = z + MSSA(LN z)``, then ``ISTA(LN z½)`` (no residual, outputs
+    non-negative). ``dim_feedforward`` is ignored (ISTA's dictionary is square)."""
 
     def __init__(self, d_model, n_heads, dim_feedforward, dropout, positional,
                  step_size: float = 0.1, lambd: float = 0.1):
@@ -109,11 +90,8 @@ class CRATELayer(nn.Module):
 
 
 class AttentionOnlyLayer(nn.Module):
-    """Attention-only white-box layer: ``ReLU(LN(z + MSSA(LN z)) - theta)``.
-
-    No dictionary and no MLP: the soft threshold ``theta`` (one learnable scalar,
-    initialised at ``theta``) is ISTA with ``D = I``. ``dim_feedforward`` is ignored.
-    """
+    """Attention-only white-box layer: ``ReLU(LN(z + MSSA(LN z)) - theta)``, ``theta`` one
+    learnable scalar (ISTA with ``D = I``). ``dim_feedforward`` is ignored."""
 
     def __init__(self, d_model, n_heads, dim_feedforward, dropout, positional,
                  theta: float = 0.01):
@@ -145,7 +123,5 @@ def encoder_layer(
 ) -> nn.Module:
     """One encoder layer of the named architecture (see :data:`ARCHITECTURES`)."""
     if architecture not in _LAYERS:
-        raise ValueError(
-            f"architecture must be one of {ARCHITECTURES}, got {architecture!r}."
-        )
+        raise ValueError(f"architecture must be one of {ARCHITECTURES}, got {architecture!r}.")
     return _LAYERS[architecture](d_model, n_heads, dim_feedforward, dropout, positional)

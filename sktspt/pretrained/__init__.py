@@ -2,15 +2,11 @@
 
 Self-pretraining on a task's own few hundred series adds little (``docs/tuning.md``); the
 literature's gains come where pretraining sees far more series than the task. An encoder
-pretrained on a corpus ships here as a saved :class:`~sktspt.SPTPretrainer` (the package's
-file format: ``metadata.json`` and ``weights.safetensors`` in one zip, nothing that runs at
-load) beside its model card (``<name>.md``: data, objective, steps, size, the data's
-licence, the file's SHA-256 and the command that rebuilds it).
-
-:func:`pretrained` returns it fitted and wrapped in
-:class:`sklearn.frozen.FrozenEstimator`, so it survives ``clone`` inside
-``cross_val_score``, ``GridSearchCV`` and pipelines, ready for the estimators'
-``pretrainer`` parameter; its ``transform`` gives embeddings without any fitting::
+pretrained on a corpus ships here as a saved :class:`~sktspt.SPTPretrainer` beside its
+model card (data, objective, steps, size, the data's licence, SHA-256, the command that
+rebuilds it). :func:`pretrained` returns it fitted, in
+:class:`sklearn.frozen.FrozenEstimator` (so it survives ``clone``), for the estimators'
+``pretrainer`` parameter or for embeddings::
 
     from sktspt import SPTClassifier
     from sktspt.pretrained import pretrained
@@ -18,9 +14,8 @@ licence, the file's SHA-256 and the command that rebuilds it).
     clf = SPTClassifier(pretrainer=pretrained("archive")).fit(X, y)
     Z = pretrained("archive").transform(X)          # embeddings, nothing fitted
 
-An encoder fixes the network and the input handling (patch size, per-series
-standardisation, one channel): a classifier started from it takes univariate series; for
-several channels, the error says so. The encoders are built by
+An encoder fixes the network and the input handling (one channel: a classifier started
+from it takes univariate series). The encoders are built by
 ``benchmarks/pretrain_archive.py``.
 """
 
@@ -37,10 +32,9 @@ __all__ = ["FINETUNE_STEPS", "available", "pretrained", "card"]
 #: The folder the shipped encoders lie in (this package's own).
 FOLDER = Path(__file__).resolve().parent
 
-#: Optimizer steps that ``"auto"`` fine-tuning from a shipped encoder aims at (by name,
-#: ``pretrainer="archive"``), unless ``schedule__steps`` is given: the smallest budget
-#: within half a point of the best on ten problems' training splits
-#: (``benchmarks/archive_budget.py``, ``docs/pretrained.md``), half the default fit's.
+#: Optimizer steps of ``"auto"`` fine-tuning from a shipped encoder (by name): the smallest
+#: budget within half a point of the best on ten problems' training splits
+#: (``docs/pretrained.md``).
 FINETUNE_STEPS = 1000
 
 #: What an encoder's name may be: a name, never a path (letters, digits, ``_`` and ``-``).
@@ -55,9 +49,8 @@ def is_encoder_name(value) -> bool:
 
 
 def available() -> list[str]:
-    """Names of the encoders shipped in this installation: ``<name>.sktspt`` files with
-    their model card ``<name>.json``, both regular files inside this package's folder
-    (no symlink out of it, no directory or device), named as :data:`NAME` allows."""
+    """Names of the encoders shipped in this installation: ``<name>.sktspt`` files with their
+    model card ``<name>.json``, both regular files inside this package's folder."""
     return sorted(p.stem for p in FOLDER.glob("*.sktspt")
                   if is_encoder_name(p.stem) and _inside(p) and _inside(p.with_suffix(".json")))
 
@@ -78,8 +71,7 @@ def _shipped(name) -> Path:
 
 
 def card(name: str = "archive") -> dict:
-    """The model card of a shipped encoder (``<name>.json``): data, objective, steps, size,
-    licence of the data, SHA-256 and the command that built it."""
+    """The model card of a shipped encoder (``<name>.json``), a dict."""
     from .._bounded import read_json_bounded
 
     path = _shipped(name).with_suffix(".json")
@@ -122,16 +114,10 @@ def pretrained(name: str = "archive", *, path: str | os.PathLike | None = None):
     Parameters
     ----------
     name : str, default="archive"
-        Which shipped encoder (:func:`available`).
+        Which shipped encoder (:func:`available`); a ValueError if none is, or if the
+        file's SHA-256 differs from its model card's.
     path : path-like, optional
-        Load this saved ``SPTPretrainer`` file instead (e.g. an encoder of half the
-        archive, for an evaluation on the other half).
-
-    Raises
-    ------
-    ValueError
-        If no encoder of that name is shipped, or the file's SHA-256 differs from its
-        model card's (a damaged or replaced file).
+        Load this saved ``SPTPretrainer`` file instead.
     """
     from sklearn.frozen import FrozenEstimator
 
@@ -149,8 +135,8 @@ def pretrained(name: str = "archive", *, path: str | os.PathLike | None = None):
 
 
 def _checked_bytes(path: Path, expected) -> io.BytesIO:
-    """The bytes of ``path``, read once, if their SHA-256 is ``expected`` (a card's
-    64-hex-digit ``sha256``); so the bytes checked are the bytes loaded."""
+    """The bytes of ``path``, read once (the bytes checked are the bytes loaded), if their
+    SHA-256 is ``expected``."""
     if not isinstance(expected, str) or re.fullmatch(r"[0-9a-f]{64}", expected) is None:
         raise ValueError(f"the model card of {path} has no valid sha256 (got {expected!r:.80}): "
                          "the encoder cannot be checked; reinstall the package.")
