@@ -132,8 +132,8 @@ class EpochCheckpoint(Checkpoint):
         """
         tmp, folder = os.path.join(self.dirname, _PARTIAL), os.path.join(self.dirname, name)
         shutil.rmtree(tmp, ignore_errors=True)
-        os.makedirs(tmp)
         try:
+            os.makedirs(tmp)
             net.save_params(**{k: os.path.join(tmp, v) for k, v in _FILES.items()})
             torch.save(_state(net), os.path.join(tmp, _STATE))
         except (OSError, RuntimeError) as exc:
