@@ -1,50 +1,53 @@
-"""Claiming a checkpoint folder for one fit: its fingerprint, the folder's lock, ``run.json``.
+"""Claiming a checkpoint folder for one fit: its fingerprint and seed in ``run.json``.
 
-A fit with a ``ResumableCheckpoint`` takes the folder's lock (:class:`RunLock`) and
-compares the fingerprint of everything that shapes its result (:func:`fit_fingerprint`)
-with the one the folder's ``run.json`` recorded (:func:`open_run`): only the fit that wrote
-a checkpoint ever resumes it. The checkpoints themselves are :mod:`sktspt.training.resume`'s.
+Only the fit that wrote a folder's checkpoints may resume them; any other would continue
+another fit's weights on its own data. :func:`fit_fingerprint` describes what shapes a
+fit's result, :func:`open_run` checks it against the folder's ``run.json``, and
+:class:`RunLock` keeps a second fit out of the folder meanwhile. The checkpoints are
+:mod:`sktspt.training.resume`'s.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import inspect
 import json
 import math
 import os
-import warnings
 
 import numpy as np
 import torch
 
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - Windows
-    fcntl = None
-
-from ._bounded import read_json_bounded
 from .data import InputSpec
-from .persistence.format import MAX_METADATA_BYTES, atomic_write, plain
+from .persistence.format import atomic_write, lock_nb, plain
 from .training.callbacks import without_checkpoint
-from .training.resume import _EPOCH_DIR, FINAL, LOCK_FILE, RUN_FILE, RUN_FORMAT, fingerprint_arrays
+from .training.loop import PHASE_LABELS
+from .training.resume import latest_checkpoint
 
-__all__ = ["RunLock", "differing_parts", "fit_fingerprint", "has_checkpoints", "open_run"]
+__all__ = ["RunLock", "fit_fingerprint", "open_run"]
 
+RUN_FILE = "run.json"
+RUN_FORMAT = 3  # 2: sktspt 0.4
+LOCK_FILE = ".lock"
 #: What the arrays a fit passes to :func:`fit_fingerprint` are, in their order.
 ARRAY_NAMES = ("data", "labels", "unlabeled data", "sample weights")
-#: Fingerprint key of the arrays' own digests (absent from run.json of sktspt before it).
-_PARTS = "data parts"
 _UNVERIFIABLE = "<cannot be fingerprinted>"
 
 
-def _tensor_digest(state: dict) -> str:
+def _digest(values) -> str:
+    """A SHA-256 of the dtypes, shapes and bytes of numpy arrays or tensors (None too)."""
     h = hashlib.sha256()
-    for key in sorted(state):
-        t = state[key].detach().to("cpu").contiguous()
-        h.update(f"{key}{t.dtype}{tuple(t.shape)}".encode())
-        h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
+    for v in values:
+        if v is None:
+            h.update(b"none")
+        elif isinstance(v, torch.Tensor):
+            v = v.detach().cpu().contiguous()
+            h.update(f"{v.dtype}{tuple(v.shape)}".encode())
+            h.update(v.reshape(-1).view(torch.uint8).numpy().tobytes())
+        else:
+            v = np.ascontiguousarray(v)
+            h.update(f"{v.dtype.str}{v.shape}".encode())
+            h.update(v.tobytes())
     return h.hexdigest()
 
 
@@ -57,7 +60,7 @@ def describe(value, name: str, unverifiable: list):
     """A JSON description of ``value`` that changes when it would change a fit.
 
     Parts that cannot be described reliably (objects without parameters, lambdas, local
-    classes) are replaced by a marker and their names appended to ``unverifiable``.
+    classes) become a marker, and their names are appended to ``unverifiable``.
     """
     value = plain(value)
     if value is None or isinstance(value, bool | int | str):
@@ -66,36 +69,29 @@ def describe(value, name: str, unverifiable: list):
         return value if math.isfinite(value) else repr(value)
     if isinstance(value, list | tuple):
         return [describe(v, f"{name}[{i}]", unverifiable) for i, v in enumerate(value)]
-    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
-        return {k: describe(v, f"{name}[{k!r}]", unverifiable) for k, v in value.items()}
-    if isinstance(value, dict):  # e.g. class_weight={0: 1.0, 1: 2.0}
-        items = [[describe(k, f"{name} key", unverifiable),
-                  describe(v, f"{name}[{k!r}]", unverifiable)] for k, v in value.items()]
-        return {"dict": sorted(items, key=repr)}
+    if isinstance(value, dict):  # in any order, with keys of any type (class_weight)
+        return {"dict": sorted([repr(plain(k)), describe(v, f"{name}[{k!r}]", unverifiable)]
+                               for k, v in value.items())}
     if isinstance(value, np.ndarray):
-        return {"array": fingerprint_arrays(value)}
-    if isinstance(value, np.random.RandomState):
-        return {"RandomState": fingerprint_arrays(*value.get_state()[1:3])}
+        return {"array": _digest([value])}
     inner = getattr(value, "estimator", None)
     if type(value).__name__ == "FrozenEstimator" and inner is not None:
         return {"frozen": describe(inner, name, unverifiable)}
     cls = _qualified(type(value))
     if hasattr(value, "encoder_") and hasattr(value, "normalizer_") and cls is not None:
-        # A fitted SPT estimator used as a pretrainer: what it hands on is its encoder's
-        # weights, its normalisation and its shape state.
-        normalizer = value.normalizer_
+        # A fitted SPT estimator as a pretrainer hands on its encoder's weights, its
+        # normalisation and its shape state.
+        weights, normalizer = value.encoder_.state_dict(), value.normalizer_
         return {
-            "class": cls,
-            "encoder": _tensor_digest(value.encoder_.state_dict()),
+            "class": cls, "encoder": _digest(weights[k] for k in sorted(weights)),
             "encoder_kwargs": describe(dict(value.encoder_kwargs_), name, unverifiable),
-            "normalizer": describe(
-                {**normalizer.state(), "eps": float(normalizer.eps),
-                 "floor": getattr(normalizer, "floor", "absolute")}, name, unverifiable),
+            "normalizer": describe({**normalizer.state(), "eps": float(normalizer.eps),
+                                    "floor": getattr(normalizer, "floor", "absolute")},
+                                   name, unverifiable),
             "shape": [getattr(value, k + "_", None) for k in InputSpec.SHAPE],
         }
     if isinstance(value, type) or inspect.isroutine(value):
-        qualified = _qualified(value)
-        if qualified is not None:
+        if (qualified := _qualified(value)) is not None:
             return {"callable": qualified}
     elif cls is not None and callable(getattr(value, "get_params", None)):
         # A skorch callback or scikit-learn object: its class and parameters.
@@ -112,19 +108,15 @@ def describe(value, name: str, unverifiable: list):
 def fit_fingerprint(estimator, seed: int, arrays) -> tuple[dict, list[str]]:
     """The fingerprint of one fit of ``estimator`` on ``arrays``, and its unverifiable parts.
 
-    Every parameter and routed setting given enters except ``verbose``, ``device`` and
-    ``warm_start``: a pretrainer by its encoder weights, normalisation and shape state;
-    callbacks, but for the :class:`~sktspt.ResumableCheckpoint`, by class and parameters; a
-    ``RandomState`` by the seed drawn from it.
+    Each array (:data:`ARRAY_NAMES`) and every parameter and routed setting given enters,
+    but ``verbose``, ``device``, ``warm_start`` and the :class:`~sktspt.ResumableCheckpoint`;
+    a ``RandomState`` by the seed drawn from it.
     """
-    skip = ("verbose", "device", "warm_start")
     unverifiable: list[str] = []
-    fingerprint = {"estimator": type(estimator).__name__, "data": fingerprint_arrays(*arrays)}
-    # Each array on its own as well, so that a refusal names the one that differs.
-    fingerprint[_PARTS] = {name: fingerprint_arrays(a)
-                           for name, a in zip(ARRAY_NAMES, arrays, strict=False)}
+    fingerprint = {"estimator": type(estimator).__name__,
+                   **{k: _digest([a]) for k, a in zip(ARRAY_NAMES, arrays, strict=False)}}
     for key, value in estimator.get_params(deep=False).items():
-        if key in skip:
+        if key in ("verbose", "device", "warm_start"):
             continue
         if key == "callbacks":
             value = without_checkpoint(value)
@@ -135,135 +127,72 @@ def fit_fingerprint(estimator, seed: int, arrays) -> tuple[dict, list[str]]:
     return json.loads(json.dumps(fingerprint)), unverifiable
 
 
-def has_checkpoints(dirname: str) -> bool:
-    """Whether any phase folder of ``dirname`` holds a complete checkpoint."""
-    try:
-        phases = [os.path.join(dirname, p) for p in os.listdir(dirname)]
-    except OSError:
-        return False
-    for phase in phases:
-        if not os.path.isdir(phase):
-            continue
-        for entry in os.listdir(phase):
-            if (entry == FINAL or _EPOCH_DIR.match(entry)) and os.path.isdir(
-                os.path.join(phase, entry)
-            ):
-                return True
-    return False
-
-
 class RunLock:
-    """An exclusive ``flock`` on ``<dirname>/.lock``, held while a fit uses the folder."""
+    """An exclusive ``flock`` on ``<dirname>/.lock`` while a fit uses the folder (none on
+    Windows or file systems without ``flock``: :func:`~sktspt.persistence.format.lock_nb`)."""
 
     def __init__(self, dirname: str):
         os.makedirs(dirname, exist_ok=True)
-        self.path = os.path.join(dirname, LOCK_FILE)
-        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0),
-                           0o666)
-        if fcntl is None:  # pragma: no cover - Windows: no lock
-            return
-        try:
-            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            self._refuse(dirname)
-        except OSError as exc:  # e.g. ENOLCK: a file system without flock
-            warnings.warn(
-                f"The checkpoint folder {dirname!r} cannot be locked ({exc}); make sure "
-                "no other fit uses it at the same time.",
-                UserWarning,
-                stacklevel=4,
+        self._fd = os.open(os.path.join(dirname, LOCK_FILE), os.O_RDWR | os.O_CREAT, 0o666)
+        if not lock_nb(self._fd):
+            self.release()
+            raise RuntimeError(
+                f"The checkpoint folder {dirname!r} is in use by another fit. Wait for that "
+                "fit to end, or give this one its own checkpoint folder."
             )
-            return
-        with contextlib.suppress(OSError):  # who holds it, for the message of others
-            os.ftruncate(self._fd, 0)
-            os.pwrite(self._fd, str(os.getpid()).encode(), 0)
-
-    def _refuse(self, dirname: str):
-        try:
-            holder = os.pread(self._fd, 64, 0).decode(errors="replace").strip()
-        except OSError:
-            holder = ""
-        self.release()
-        who = f" (process {holder})" if holder else ""
-        raise RuntimeError(
-            f"The checkpoint folder {dirname!r} is in use by another fit{who}. Two fits "
-            "cannot share a checkpoint folder: wait for that fit to end, or give this "
-            "one its own checkpoint folder."
-        ) from None
 
     def release(self) -> None:
         fd, self._fd = getattr(self, "_fd", None), None
         if fd is not None:
             os.close(fd)  # closing drops the flock
 
-    def __del__(self):
-        self.release()
-
-
-def differing_parts(old: dict, new: dict) -> list[str]:
-    """The keys in which two fit fingerprints differ, the data named by their arrays
-    (``labels`` rather than ``data`` when only the labels changed)."""
-    keys = {k for k in set(old) | set(new) if old.get(k) != new.get(k)}
-    parts_old, parts_new = old.get(_PARTS), new.get(_PARTS)
-    if isinstance(parts_old, dict) and isinstance(parts_new, dict):
-        keys -= {"data", _PARTS}
-        keys |= {k for k in set(parts_old) | set(parts_new)
-                 if parts_old.get(k) != parts_new.get(k)}
-    return sorted(keys)
+    __del__ = release
 
 
 def open_run(dirname: str, fingerprint: dict, seed: int, unverifiable=()) -> int:
-    """Claim ``dirname`` for one fit; returns the seed to use.
+    """Claim ``dirname`` for one fit, holding its :class:`RunLock`; returns the seed to use.
 
-    Call it while holding the folder's :class:`RunLock`. The first fit writes
-    ``run.json`` with the fingerprint of its parameters and data and its seed. A later fit
-    with the same fingerprint resumes and reuses the stored seed (so ``random_state=None``
-    resumes too); one with another fingerprint raises, rather than silently continuing
-    from someone else's weights. Without any checkpoint in the folder (a first fit that
-    failed before its first epoch ended) there is nothing to resume: the new fit takes
-    the folder over. Checkpoints without ``run.json`` are refused (nothing says whose they
-    are). With checkpoints and parts of the fit that cannot be fingerprinted
-    (``unverifiable``), resuming is refused, as it cannot be checked.
+    Without checkpoints in the folder (a new folder, or a first fit that failed before its
+    first epoch ended) this fit takes it: ``run.json`` records its fingerprint and seed.
+    With checkpoints, a fit with the same fingerprint resumes with the stored seed (so
+    ``random_state=None`` resumes too); any other fit, one with parts that cannot be
+    fingerprinted (``unverifiable``), and a folder without ``run.json`` are refused.
     """
-    fingerprint = json.loads(json.dumps(fingerprint))
     path = os.path.join(dirname, RUN_FILE)
-    if not os.path.isfile(path) and has_checkpoints(dirname):
-        # Without the fingerprint nothing says whose checkpoints these are: resuming them
-        # could continue another fit's network with this fit's data.
+    phases = (os.path.join(dirname, p) for p in PHASE_LABELS)
+    if not any(latest_checkpoint(p)[0] for p in phases):
+        os.makedirs(dirname, exist_ok=True)
+        record = {"format": RUN_FORMAT, "fingerprint": fingerprint, "seed": int(seed)}
+        atomic_write(path, lambda f: f.write(json.dumps(record).encode()))
+        return int(seed)
+    start_over = "Use a new checkpoint folder, or delete this one to start over."
+    try:
+        with open(path, "rb") as f:
+            stored = json.load(f)
+        old, fmt = stored["fingerprint"], stored.get("format")
+    except FileNotFoundError:
         raise ValueError(
             f"The checkpoint folder {dirname!r} holds checkpoints but no {RUN_FILE} (the "
             "fingerprint of the fit that wrote them), so whether they belong to this fit "
-            "cannot be checked. Use a new checkpoint folder, or delete this one to "
-            "start over."
+            f"cannot be checked. {start_over}"
+        ) from None
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"{path!r} is unreadable ({exc}). {start_over}") from exc
+    if fmt != RUN_FORMAT:
+        raise ValueError(f"The checkpoint folder {dirname!r} was written by sktspt 0.4; "
+                         f"resume it with sktspt 0.4. {start_over}")
+    if old != fingerprint:
+        keys = sorted(k for k in {*old, *fingerprint} if old.get(k) != fingerprint.get(k))
+        raise ValueError(
+            f"The checkpoint folder {dirname!r} holds checkpoints of a different fit (differs "
+            f"in: {', '.join(keys)}). Use a new checkpoint folder for each fit, or delete this "
+            "one to start over."
         )
-    if has_checkpoints(dirname):
-        try:
-            stored = read_json_bounded(path, MAX_METADATA_BYTES)
-            old, stored_seed = stored["fingerprint"], int(stored["seed"])
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise ValueError(
-                f"{path!r} is unreadable ({exc}); delete the checkpoint folder to start "
-                "over."
-            ) from exc
-        if _PARTS not in old:  # written before the arrays had digests of their own
-            fingerprint.pop(_PARTS, None)
-        if old != fingerprint:
-            keys = differing_parts(old, fingerprint)
-            raise ValueError(
-                f"The checkpoint folder {dirname!r} holds checkpoints of a different fit "
-                f"(differs in: {', '.join(keys)}). Use a new checkpoint folder for each "
-                "fit, or delete this one to start over."
-            )
-        if unverifiable:
-            raise ValueError(
-                f"The checkpoint folder {dirname!r} holds checkpoints, but whether they "
-                f"belong to this fit cannot be checked: {', '.join(unverifiable)} cannot be "
-                "fingerprinted (give callbacks plain parameters, or use classes defined at "
-                "module level). Use a new checkpoint folder, or delete this one to "
-                "start over."
-            )
-        return stored_seed
-    os.makedirs(dirname, exist_ok=True)
-    record = {"format": RUN_FORMAT, "fingerprint": fingerprint, "seed": int(seed)}
-    atomic_write(path, lambda f: f.write(json.dumps(record).encode()))
-    return int(seed)
+    if unverifiable:
+        raise ValueError(
+            f"The checkpoint folder {dirname!r} holds checkpoints, but whether they belong to "
+            f"this fit cannot be checked: {', '.join(unverifiable)} cannot be fingerprinted "
+            f"(give callbacks plain parameters, or use classes defined at module level). "
+            f"{start_over}"
+        )
+    return int(stored["seed"])

@@ -1,40 +1,15 @@
 """One fit on several processes (GPUs, CPU cores or machines) with torch DDP.
 
-PyTorch's ``DistributedDataParallel`` (DDP) does the work: every process holds a copy
-of the network, trains on its own share of each batch, and DDP averages the gradients
-across processes during ``backward``, so all copies take the same optimizer step and
-stay identical. ``torchrun`` (shipped with torch) starts the processes and sets up their
-rendezvous; :class:`DataParallel` is the skorch callback that plugs a fit into it::
-
-    # train.py
-    from sktspt import SPTClassifier
-    from sktspt.distributed import DataParallel, init_process_group
-
-    init_process_group()                       # reads torchrun's environment
-    clf = SPTClassifier(random_state=0, device=device_for_this_process(),
-                        callbacks=[DataParallel()], pretrain__callbacks=[DataParallel()])
-    clf.fit(X, y)                              # every process: the same X, y and seed
-
-    # torchrun --nproc_per_node 2 train.py                  (2 CPU processes, gloo)
-    # torchrun --nproc_per_node 8 train.py                  (8 GPUs, nccl)
-
-See ``examples/ddp.py`` for a complete script and ``docs/performance.md`` for the launch
-commands. What each process does:
-
-- It loads the whole training set and runs the estimator's ``fit`` with the same
-  parameters, including an integer ``random_state``: the validation split, the shuffled
-  batch order and the initial weights are drawn identically everywhere (checked when
-  training starts: a process whose random state differs raises ``ValueError``).
-- It trains on every ``world_size``-th series of each epoch's shuffled order, in batches
-  of ``ceil(batch_size / world_size)``: ``batch_size`` stays the batch of one optimizer
-  step across all processes, so the learning-rate schedule and the number of steps are
-  those of a one-process fit.
-- Validation (best-epoch choice) runs on the whole validation split in every process,
-  so every process keeps the same epoch.
-
-After ``fit`` every process holds the same fitted estimator (the wrapper is removed at
-the end of each phase); save it from one process (``rank() == 0``), with
-``callbacks=None, pretrain__callbacks=None`` set first.
+PyTorch's ``DistributedDataParallel`` (DDP) does the work: every process holds a copy of
+the network, trains on its share of each batch, and DDP averages the gradients during
+``backward``, so all copies take the same step. ``torchrun`` starts the processes;
+:class:`DataParallel` is the skorch callback that plugs a fit into it. Every process runs
+``fit`` on the same data with the same integer ``random_state`` (checked when training
+starts), trains on every ``world_size``-th series of each shuffled epoch in batches of
+``ceil(batch_size / world_size)`` (so the schedule is a one-process fit's), and validates
+on the whole split (so all keep the same epoch); save from ``rank() == 0`` after
+``set_params(callbacks=None, pretrain__callbacks=None)``. Launch commands and a complete
+script: ``docs/performance.md``, ``examples/ddp.py``.
 """
 
 from __future__ import annotations
@@ -100,11 +75,8 @@ class _DDP(DistributedDataParallel):
 
 
 def _shard_iterator(net, num_replicas: int, rank: int) -> None:
-    """Arguments of the training iterator (:class:`~sktspt.loaders.TensorBatchIterator`).
-
-    Set as attributes: skorch reads ``iterator_train__*`` from them at every epoch, and
-    ``set_params`` would re-initialise the module of an initialised net.
-    """
+    """The training iterator's shard (:class:`~sktspt.loaders.TensorBatchIterator`), set as
+    attributes: skorch reads them every epoch; ``set_params`` would re-initialise the module."""
     vars(net).update(iterator_train__num_replicas=num_replicas, iterator_train__rank=rank)
 
 

@@ -19,28 +19,24 @@ __all__ = ["TensorBatchIterator", "net_input", "stack_panels"]
 
 
 def _as_tensors(dataset, pin_memory: bool = False) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """``(X, y)`` tensors of a skorch ``Dataset`` or a ``Subset`` of one (from ValidSplit).
-
-    ``pin_memory`` (a fit on a CUDA device) pins them for faster, asynchronous copies.
-    """
+    """``(X, y)`` tensors of a skorch ``Dataset`` or a ``Subset`` of one (from ValidSplit),
+    made once; ``pin_memory`` (a fit on a CUDA device) pins X for asynchronous copies."""
     cached = getattr(dataset, "_sktspt_tensors", None)
     if cached is not None:
         return cached
-    indices = None
-    base = dataset
+    base, indices = dataset, None
     if isinstance(dataset, Subset):
         base, indices = dataset.dataset, np.asarray(dataset.indices)
+
+    def tensor(a, pin=False):
+        t = torch.as_tensor(np.asarray(a))
+        t = t if indices is None else t[indices]
+        return t.pin_memory() if pin else t
+
     # X may be a dict of arrays (skorch passes each key to the module or step by name).
-    if isinstance(base.X, dict):
-        X = {k: torch.as_tensor(np.asarray(v)) for k, v in base.X.items()}
-    else:
-        X = torch.as_tensor(np.asarray(base.X))
-    y = None if base.y is None else torch.as_tensor(np.asarray(base.y))
-    if indices is not None:
-        X = {k: v[indices] for k, v in X.items()} if isinstance(X, dict) else X[indices]
-        y = None if y is None else y[indices]
-    if pin_memory:
-        X = {k: v.pin_memory() for k, v in X.items()} if isinstance(X, dict) else X.pin_memory()
+    X = ({k: tensor(v, pin_memory) for k, v in base.X.items()} if isinstance(base.X, dict)
+         else tensor(base.X, pin_memory))
+    y = None if base.y is None else tensor(base.y)
     dataset._sktspt_tensors = (X, y)
     return X, y
 
@@ -99,15 +95,10 @@ class TensorBatchIterator:
             k, (n, batch_size) = int(self.num_replicas), self._shard(n)
             order = order.repeat(math.ceil(n * k / len(order)))[: n * k][self.rank :: k]
         for start in range(0, n, batch_size):
-            if order is None:
-                idx = slice(start, start + batch_size)
-            else:
-                idx = order[start : start + batch_size]
-            if isinstance(X, dict):
-                yield self._trim_dict({k: v[idx] for k, v in X.items()}), (
-                    torch.zeros(0) if y is None else y[idx])
-            else:
-                yield self._trim(X[idx]), (torch.zeros(0) if y is None else y[idx])
+            stop = start + batch_size
+            idx = slice(start, stop) if order is None else order[start:stop]
+            Xb = {k: v[idx] for k, v in X.items()} if isinstance(X, dict) else X[idx]
+            yield self._trim(Xb), (torch.zeros(0) if y is None else y[idx])
 
     def _length(self, Xb: torch.Tensor) -> int | None:
         """Steps of ``Xb`` that the cut keeps, or None to keep them all (see above)."""
@@ -119,14 +110,12 @@ class TensorBatchIterator:
         length = math.ceil(end / p) * p
         return length if length < Xb.shape[2] else None
 
-    def _trim(self, Xb: torch.Tensor) -> torch.Tensor:
-        """``Xb`` without the trailing steps that pad every one of its series (see above)."""
-        length = self._length(Xb)
-        return Xb if length is None else Xb[:, :, :length]
-
-    def _trim_dict(self, Xb: dict) -> dict:
-        """A dict batch cut as :meth:`_trim` cuts ``Xb["X"]``; its ``"features"`` (per
-        token, ``(n, k, f)``) lose the same trailing tokens."""
+    def _trim(self, Xb):
+        """``Xb`` without the trailing steps that pad every one of its series (see above); of
+        a dict, ``"X"`` so, and its ``"features"`` (per token, ``(n, k, f)``) by the same tokens."""
+        if not isinstance(Xb, dict):
+            length = self._length(Xb)
+            return Xb if length is None else Xb[:, :, :length]
         length = self._length(Xb["X"]) if "X" in Xb else None
         if length is None:
             return Xb

@@ -104,16 +104,10 @@ class PhaseTable(PrintLog):
         self.phase = phase
 
     def on_train_begin(self, net, X=None, y=None, **kwargs):
-        self._emit(f"--- {self.phase} ---" if self.phase else "")
-
-    def _emit(self, text: str) -> None:
-        if not text:
-            return
-        if self.sink is print:
-            print(text if _is_terminal(sys.stdout) else strip_ansi(text))
-        else:
-            self.sink(text)
+        if self.phase:
+            self._sink(f"--- {self.phase} ---", verbose=True)
 
     def _sink(self, text, verbose):
-        if verbose:
-            self._emit(text)
+        if verbose and text:
+            self.sink(text if self.sink is not print or _is_terminal(sys.stdout)
+                      else strip_ansi(text))

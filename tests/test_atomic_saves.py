@@ -1,8 +1,8 @@
-"""Saving is atomic: a model file or a checkpoint epoch is always one complete save.
+"""Saving is atomic: a model file is always one complete save.
 
 Threads saving to one path, a save overtaken by another while half written, saves killed
 midway (their temporary files are removed, a running save's is not), the mode of a
-replaced file, a symbolic link as the target, and two writers of one checkpoint epoch.
+replaced file, and a symbolic link as the target.
 """
 
 import os
@@ -11,11 +11,9 @@ import threading
 
 import numpy as np
 from conftest import FAST_FIT, data_fixture, fitted_fixture
-from conftest import TINY_NET as TINY
 
 import sktspt.persistence.format as persistence_format
-from sktspt import SPTPretrainer, load
-from sktspt.training.resume import EpochCheckpoint
+from sktspt import load
 
 data = data_fixture(n=24, t=24)
 fitted = fitted_fixture(FAST_FIT)
@@ -116,43 +114,3 @@ def test_save_through_a_symlink_replaces_its_target_and_keeps_the_link(fitted, d
     assert link.is_symlink() and os.readlink(link) == str(target)
     np.testing.assert_array_equal(load(target).predict(X), fitted.predict(X))
     assert folders(target.parent) == ["v1.sktspt"]
-
-
-def test_checkpoint_writers_do_not_share_a_temporary_folder(data, tmp_path):
-    """A checkpoint overtaken while half written (by a second writer) still completes."""
-    X, _ = data
-    pre = SPTPretrainer(pretrain_epochs=1, **TINY).fit(X)
-    checkpoint = EpochCheckpoint(str(tmp_path)).initialize()
-    folder = str(tmp_path / "epoch_000001")
-    written, overtaken = threading.Event(), threading.Event()
-    original = type(pre.net_).save_params
-    slow_thread = []
-
-    def save_params(self, **kwargs):
-        original(self, **kwargs)
-        if threading.current_thread() in slow_thread:
-            written.set()
-            overtaken.wait(10)
-
-    errors = []
-
-    def slow():
-        try:
-            checkpoint.write(pre.net_, folder)
-        except Exception as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
-
-    type(pre.net_).save_params = save_params
-    try:
-        thread = threading.Thread(target=slow)
-        slow_thread.append(thread)
-        thread.start()
-        assert written.wait(10)
-        checkpoint.write(pre.net_, folder)
-        overtaken.set()
-        thread.join()
-    finally:
-        type(pre.net_).save_params = original
-    assert errors == []
-    assert folders(tmp_path) == ["epoch_000001"]
-    assert checkpoint.epochs_done() == 1  # verifies the checksums too

@@ -20,7 +20,7 @@ from conftest import data_fixture
 from skorch.callbacks import Callback, EpochScoring
 
 from sktspt import ResumableCheckpoint, SPTClassifier, SPTPretrainer, load
-from sktspt.training.resume import LOCK_FILE
+from sktspt.claim import LOCK_FILE
 
 data = data_fixture(n=24, t=24)
 
@@ -133,6 +133,14 @@ def test_a_reused_checkpoint_dir_with_flipped_labels_names_the_labels(data, tmp_
         SPTClassifier(**params).fit(X + 1.0, y)
 
 
+def test_a_checkpoint_folder_of_sktspt_0_4_is_refused_naming_the_version(data, tmp_path):
+    X, y = data
+    (tmp_path / "finetune" / "epoch_000001").mkdir(parents=True)
+    (tmp_path / "run.json").write_text('{"format": 2, "fingerprint": {}, "seed": 0}')
+    with pytest.raises(ValueError, match="written by sktspt 0.4; resume it with sktspt 0.4"):
+        SPTClassifier(callbacks=[ResumableCheckpoint(tmp_path)], **FAST).fit(X, y)
+
+
 # --- damaged checkpoints, full disks, concurrent fits ---------------------------------------------
 def interrupted_fit(X, y, path, monkeypatch, epoch=2):
     """A fine-tuning interrupted in ``epoch``: its folder holds epoch ``epoch - 1``."""
@@ -153,27 +161,20 @@ def interrupted_fit(X, y, path, monkeypatch, epoch=2):
     return params, path / "finetune" / f"epoch_{epoch - 1:06d}"
 
 
-def flip_exponent_bit(path):
-    blob = bytearray(path.read_bytes())
-    blob[-10] ^= 0x40
-    path.write_bytes(bytes(blob))
-
-
 @pytest.mark.parametrize(
     "name, damage",
     [
         ("params.pt", lambda p: p.write_bytes(p.read_bytes()[: p.stat().st_size // 2])),
         ("optimizer.pt", lambda p: p.write_bytes(b"")),
-        ("params.pt", flip_exponent_bit),
-        ("rng.safetensors", lambda p: p.unlink()),
+        ("state.pt", lambda p: p.unlink()),
     ],
-    ids=["truncated", "empty", "bit flip", "missing"],
+    ids=["truncated", "empty", "missing"],
 )
 def test_damaged_checkpoint_file_is_named(data, tmp_path, monkeypatch, name, damage):
     X, y = data
     params, folder = interrupted_fit(X, y, tmp_path, monkeypatch)
     damage(folder / name)
-    with pytest.raises(ValueError, match=f"checkpoint file '.*{name}' is (damaged|unreadable)"):
+    with pytest.raises(ValueError, match=f"checkpoint file '.*{name}' is missing or damaged"):
         SPTClassifier(**params).fit(X, y)
 
 
@@ -189,12 +190,12 @@ def test_full_disk_while_checkpointing_is_reported_and_keeps_the_last_epoch(
 
     def full_disk(obj, f, *args, **kwargs):
         calls.append(f)
-        if len(calls) > 3:  # epoch 1 (params, optimizer, criterion) fits on the disk
+        if len(calls) > 4:  # epoch 1 (params, optimizer, criterion, state) fits on the disk
             raise RuntimeError("basic_ios::clear: iostream error")
         return real_save(obj, f, *args, **kwargs)
 
     monkeypatch.setattr(torch, "save", full_disk)
-    with pytest.raises(OSError, match="epoch 2 .*disk is probably full.*epoch_000001' is intact"):
+    with pytest.raises(OSError, match="epoch 2 .*disk full.*epoch_000001' is kept"):
         SPTClassifier(**params).fit(X, y)
     assert folders(tmp_path / "finetune") == ["epoch_000001"]
     monkeypatch.setattr(torch, "save", real_save)
@@ -216,7 +217,7 @@ def test_a_second_process_cannot_use_the_same_checkpoint_dir(data, tmp_path):
     )
     try:
         assert holder.stdout.readline().strip() == "locked"
-        with pytest.raises(RuntimeError, match=f"in use by another fit \\(process {holder.pid}\\)"):
+        with pytest.raises(RuntimeError, match="in use by another fit"):
             SPTClassifier(callbacks=[ResumableCheckpoint(tmp_path)], **FAST).fit(X, y)
         assert not (tmp_path / "run.json").exists()
     finally:

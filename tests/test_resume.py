@@ -262,7 +262,7 @@ def test_unreadable_checkpoint_gives_clear_error(data, tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         SPTPretrainer(**params).fit(X)
     (tmp_path / "pretrain" / "epoch_000002" / "history.json").write_text("{not json")
-    with pytest.raises(ValueError, match="history.json' is damaged"):
+    with pytest.raises(ValueError, match="history.json' is missing or damaged"):
         SPTPretrainer(**params).fit(X)
 
 

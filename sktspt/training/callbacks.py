@@ -1,11 +1,6 @@
-"""skorch callbacks of the SPT estimators.
-
-:class:`FiniteLoss` stops a diverged fit at once with advice instead of letting NaN
-weights train on silently; :class:`LighthouseSchedule` switches
-Lighthouse attention on for a phase's first steps; :class:`ResumableCheckpoint`, passed
-in an estimator's ``callbacks``, makes its fit resumable. Other callbacks live with what
-they serve: the epoch checkpoint that resuming reads (:mod:`sktspt.training.resume`) and
-the progress bars in :mod:`sktspt.progress`.
+"""skorch callbacks of the SPT estimators: :class:`FiniteLoss`, :class:`LighthouseSchedule`
+and :class:`ResumableCheckpoint`. The epoch checkpoint that resuming reads lives in
+:mod:`sktspt.training.resume`, the progress bars in :mod:`sktspt.progress`.
 """
 
 from __future__ import annotations
@@ -97,14 +92,12 @@ class ResumableCheckpoint(Callback):
 
     ``fit`` then writes a checkpoint every epoch of each phase, in ``dirname/pretrain``
     and ``dirname/finetune`` (:class:`~sktspt.training.resume.EpochCheckpoint`), as
-    skorch's ``Checkpoint`` and ``LoadInitState`` together. A ``fit`` that was
-    interrupted (Ctrl-C, a killed process) resumes from its last checkpoint when called
-    again with the same data and parameters, losing at most the epoch in progress; a
-    finished fit is reloaded, not retrained. Use one folder per fit: a folder written by
-    a different fit raises ``ValueError`` (so leave it out under sktime's ``evaluate``
-    and benchmarks, which fit clones repeatedly). The estimator reads it at the start of
-    ``fit``; in the net it does nothing. A saved model leaves it out, so a loaded one
-    never writes into the folder of the fit that made it.
+    skorch's ``Checkpoint`` and ``LoadInitState`` together: a ``fit`` that was interrupted
+    (Ctrl-C, a killed process) resumes from its last epoch when called again with the same
+    data and parameters; a finished fit is reloaded, not retrained. A folder written by a
+    different fit raises ``ValueError`` (so leave it out under sktime's ``evaluate`` and
+    benchmarks, which fit clones repeatedly). The estimator reads it at the start of
+    ``fit``; a saved model leaves it out.
 
     Parameters
     ----------

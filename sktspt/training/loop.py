@@ -336,15 +336,11 @@ class Trainer:
                 f"{self.owner}.fit was interrupted in {phase}, in epoch "
                 f"{len(net.history)} of {epochs}."
             )
-            if checkpoint is None:
-                raise KeyboardInterrupt(
-                    f"{where} Pass callbacks=[ResumableCheckpoint(dirname)] to be able to "
-                    "resume an interrupted fit."
-                )
-            raise KeyboardInterrupt(
-                f"{where} Call fit again with ResumableCheckpoint({self.checkpoint_dir!r}) "
-                f"to resume from epoch {checkpoint.epochs_done()}."
-            )
+            raise KeyboardInterrupt(where + (
+                " Pass callbacks=[ResumableCheckpoint(dirname)] to be able to resume an "
+                "interrupted fit." if checkpoint is None else " Call fit again with "
+                f"ResumableCheckpoint({self.checkpoint_dir!r}) to resume from epoch "
+                f"{checkpoint.epochs_done()}."))
         if checkpoint is not None:
             checkpoint.finish(net)
         return net
