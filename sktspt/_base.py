@@ -18,7 +18,7 @@ from skorch.net import NeuralNet
 
 from ._concurrency import THREADS, Device, choose_threads, settle_eval, step_macs
 from ._limits import check_architecture_limits
-from ._param_hints import REJECTED, REMOVED, removed_message
+from ._param_hints import REMOVED, REMOVED_IN
 from ._params import ARCHITECTURE, BASE_CONSTRAINTS, lighthouse, resolve_device, validate
 from ._routed import RoutedParams, params_for, phase_steps
 from .augment import Augmentation
@@ -34,7 +34,7 @@ from .objectives import LeJEPALoss
 from .persistence.saving import save as save_estimator
 from .precision import autocast, autocast_dtype, matmul_precision
 from .training import LeJEPANet, MaskedPretrainNet, MaskedSigRegNet, Trainer
-from .training.callbacks import ResumableCheckpoint, checkpoint_folder
+from .training.callbacks import checkpoint_folder
 from .training.loop import AdamW, Schedule
 
 #: Serialises the sections of fits that seed torch's global generator (see ``_seeded``).
@@ -91,15 +91,9 @@ def estimator_call(method):
     return wrapper
 
 
-def _unset(value, default) -> bool:
-    """Whether an old pickle's rejected option was left unset (its default, or the
-    ``"deprecated"`` placeholder of earlier releases)."""
-    return isinstance(value, str) and value == "deprecated" or value == default
-
-
 def _architecture(encoder_kwargs: dict) -> dict:
-    """The network part of ``encoder_kwargs`` (files of sktspt 0.1.0 lack ``tokenizer``)."""
-    return {k: encoder_kwargs[k] for k in ARCHITECTURE if k in encoder_kwargs}
+    """The network part of ``encoder_kwargs``."""
+    return {k: encoder_kwargs[k] for k in ARCHITECTURE}
 
 
 class SPTBase(RoutedParams, BaseEstimator):
@@ -188,39 +182,15 @@ class SPTBase(RoutedParams, BaseEstimator):
         return {**self.input_spec_.encoder_kwargs(), **self._architecture}
 
     def __setstate__(self, state: dict) -> None:
-        # Pickles from before InputSpec hold its fields as attributes of their own.
-        if "normalizer_" in state and "input_spec_" not in state:
-            state["input_spec_"] = InputSpec(
-                **{f: state.pop(f + "_") for f in InputSpec.SHAPE},
-                normalizer=state.pop("normalizer_"),
-            )
-            kwargs = state.pop("encoder_kwargs_")
-            state["_architecture"] = _architecture(kwargs)
-        # Pickles from before 0.4.0 hold flat parameters: the routed ones become settings
-        # under their new names (where not at their default, as if given). A rejected
-        # option is dropped where it was unused and refused where it was set, as are those
-        # that pickles of 0.4 keep among their settings.
-        values = dict(state.get("_routed_values", {}))
-        # The checkpoint folder of earlier pickles (0.4's callbacks__checkpoint_dir setting,
-        # then a checkpoint_dir parameter) is a ResumableCheckpoint among the callbacks.
-        folder = state.pop("checkpoint_dir", None) or values.pop("callbacks__checkpoint_dir", None)
-        if folder is not None:
-            state["callbacks"] = [*(state.get("callbacks") or ()), ResumableCheckpoint(folder)]
-        for old, new in REMOVED.items():
-            if old in state and new is not None:
-                value = state.pop(old)
-                if new in self._routed and new not in values and value != self._routed[new]:
-                    values[new] = value
-        for name, default in REJECTED.items():
-            for holder in (state, values):
-                if name in holder and not _unset(holder.pop(name), default):
-                    raise TypeError(f"This pickle sets {name}; {removed_message(type(self), name)}"
-                                    " Unpickle it with sktspt 0.4 or earlier.")
-        # Pickles of 0.4 hold pretrain__callbacks as a callbacks__ setting.
-        for old, new in REMOVED.items():
-            if old in values and new in self._routed:
-                values.setdefault(new, values.pop(old))
-        state["_routed_values"] = values
+        # Pickles of sktspt 0.4 and earlier may hold what 0.5 removed: flat names, rejected
+        # options, 0.4's callbacks__ settings, or the fitted state from before InputSpec.
+        removed = {**REMOVED, **getattr(self, "_removed", {})}
+        old = sorted({*state, *state.get("_routed_values", ())} & set(removed))
+        if old or "input_spec_" not in state and "normalizer_" in state:
+            raise TypeError(
+                f"This pickle was made by sktspt 0.4 or earlier (it holds "
+                f"{', '.join(old) or 'the fitted state from before InputSpec'}, which sktspt "
+                f"{REMOVED_IN} removed). Unpickle it with sktspt 0.4, which reads it.")
         super().__setstate__(state)
 
     def _restore(self, spec: InputSpec, encoder_kwargs: dict, *, check: bool = True) -> NeuralNet:

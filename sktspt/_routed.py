@@ -71,12 +71,6 @@ class RoutedParams:
         cls._routed = routed_defaults(cls._routes)
 
     @classmethod
-    def _valid_names(cls) -> list[str]:
-        """The names a user should write: explicit parameters and routed settings."""
-        explicit = [n for n, p in _init_parameters(cls).items() if p.kind is not p.VAR_KEYWORD]
-        return explicit + list(cls._routed)
-
-    @classmethod
     def _refuse_removed(cls, names) -> None:
         """``TypeError`` for a name removed in 0.5 (an old flat name or a rejected option)."""
         for name in names:

@@ -354,25 +354,12 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
             **task,
             augmentation=self._augmentation(),
             augment_seed=seed + 2,  # pretraining's mask streams use seed and seed + 1
-            mixup_alpha=self._mixup_alpha(),
-            mixup_kind=self._mixup_kind(),
+            mixup_alpha=float(self.mixup_),
+            mixup_kind=self.mixup_kind_,
             **({"criterion__reduction": "none"} if weighted else {}),
             **trainer.net_kwargs(n, epochs, seed, stratify, self.callbacks, phase),
             **{f"module__{k}": v for k, v in self.encoder_kwargs_.items()},
         )
-
-    def _mixup_alpha(self) -> float:
-        """``mixup`` as fit resolved it (``mixup_``), or as set where fit did not record it.
-
-        A classifier pickled before ``mixup_`` existed has only the number in ``mixup``;
-        :func:`sktspt.compress.fuse_layers` rebuilds such a one's net.
-        """
-        return float(self.__dict__.get("mixup_", self.mixup))
-
-    def _mixup_kind(self) -> str:
-        """``mixup__kind`` as fit resolved it (``mixup_kind_``); pickles from before mixup
-        kinds blended."""
-        return self.__dict__.get("mixup_kind_", "blend")
 
     def _continue(self, X, y, sample_weight=None):
         """Warm start: more fine-tuning epochs on the current weights."""

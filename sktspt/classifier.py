@@ -13,7 +13,6 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._base import estimator_call
 from ._param_docs import document_parameters
-from ._param_hints import ParameterHints
 from ._params import Integer, Number, class_weight_or_none
 from ._params import show as _show
 from ._supervised import SupervisedSPT
@@ -51,7 +50,7 @@ TURN_BLOCK_VALUES = 2**24
 
 
 @document_parameters()
-class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
+class SPTClassifier(ClassifierMixin, SupervisedSPT):
     """Time-series transformer classifier, with optional self-pretraining (SPT).
 
     With ``pretrain_epochs="auto"`` (or a count), ``fit(X, y)`` first trains the network

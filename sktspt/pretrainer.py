@@ -9,7 +9,6 @@ from sklearn.utils.validation import check_is_fitted
 from ._base import EmbeddingTransformerMixin, SPTBase, estimator_call
 from ._concurrency import settle_eval
 from ._param_docs import PRETRAINER_DOCS, document_parameters
-from ._param_hints import ParameterHints
 from .data import check_panel
 from .training import LeJEPANet
 
@@ -17,7 +16,7 @@ __all__ = ["SPTPretrainer"]
 
 
 @document_parameters(PRETRAINER_DOCS)
-class SPTPretrainer(ParameterHints, EmbeddingTransformerMixin, SPTBase):
+class SPTPretrainer(EmbeddingTransformerMixin, SPTBase):
     """Self-pretrain a transformer encoder on unlabelled time series.
 
     ``fit`` hides part of each series (see ``masking``) and trains the encoder to
@@ -44,7 +43,7 @@ class SPTPretrainer(ParameterHints, EmbeddingTransformerMixin, SPTBase):
     pretrain_epochs_ : int
         The pretraining epochs (what ``pretrain_epochs="auto"`` resolved to).
     max_epochs_ : int
-        Deprecated alias of ``pretrain_epochs_``.
+        Deprecated alias of ``pretrain_epochs_`` (read-only).
     n_channels_, n_timepoints_, patch_size_ : int
         Shape facts fixed at fit.
 
@@ -125,19 +124,6 @@ class SPTPretrainer(ParameterHints, EmbeddingTransformerMixin, SPTBase):
     def max_epochs_(self) -> int:
         """Deprecated alias of ``pretrain_epochs_`` (the pretraining epochs)."""
         return self.pretrain_epochs_
-
-    @max_epochs_.setter
-    def max_epochs_(self, value: int) -> None:  # files and pickles of sktspt 0.2.0 and before
-        self.pretrain_epochs_ = value
-
-    def __setstate__(self, state: dict) -> None:
-        # Pickles of sktspt 0.2.0 and before call the pretraining epochs max_epochs.
-        if "pretrain_epochs" not in state:
-            state["pretrain_epochs"] = state.pop("max_epochs", "auto")
-            if "max_epochs_" in state:
-                state["pretrain_epochs_"] = state.pop("max_epochs_")
-        state.pop("max_epochs", None)
-        super().__setstate__(state)
 
     @estimator_call
     def transform(self, X) -> np.ndarray:

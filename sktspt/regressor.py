@@ -9,7 +9,6 @@ from sklearn.utils.validation import check_array, check_is_fitted
 
 from ._base import estimator_call
 from ._param_docs import REGRESSOR_DOCS, document_parameters
-from ._param_hints import ParameterHints
 from ._params import REGRESSION_LOSSES, Options, show
 from ._supervised import SupervisedSPT
 from .data import check_finite_output
@@ -69,7 +68,7 @@ def check_targets(y, n_instances: int, owner: str = "SPTRegressor") -> np.ndarra
 
 
 @document_parameters(REGRESSOR_DOCS)
-class SPTRegressor(ParameterHints, RegressorMixin, SupervisedSPT):
+class SPTRegressor(RegressorMixin, SupervisedSPT):
     """Time-series transformer regressor with self-pretraining (SPT).
 
     ``fit(X, y)`` first trains the network to reconstruct masked values of the

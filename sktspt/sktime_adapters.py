@@ -41,7 +41,7 @@ from sktime.regression.base import BaseRegressor
 from sktime.transformations.base import BaseTransformer
 
 from ._param_docs import document_parameters
-from ._param_hints import ParameterHints
+from ._param_hints import unknown_keyword_message
 from .classifier import SPTClassifier
 from .pretrainer import SPTPretrainer
 from .regressor import SPTRegressor
@@ -90,6 +90,9 @@ def _takes_the_parameters_of(estimator: type, less: Sequence[str] = ()):
 
     def decorate(cls: type) -> type:
         def __init__(self, *args, **kwargs) -> None:
+            for name in kwargs:  # Python's TypeError, naming the closest parameter
+                if name not in signature.parameters:
+                    raise TypeError(unknown_keyword_message(cls, name))
             arguments = signature.bind(self, *args, **kwargs)
             arguments.apply_defaults()
             for name, value in arguments.arguments.items():
@@ -162,7 +165,7 @@ class _SavedWhereAsked:
 
 
 @_takes_the_parameters_of(SPTClassifier, less=("warm_start",))
-class SPTClassifierSktime(_SavedWhereAsked, _RoutedByName, ParameterHints, BaseClassifier):
+class SPTClassifierSktime(_SavedWhereAsked, _RoutedByName, BaseClassifier):
     """:class:`~sktspt.SPTClassifier` as an sktime classifier.
 
     Trains a transformer on the labels inside ``fit``, from scratch by default, or
@@ -240,7 +243,7 @@ class SPTClassifierSktime(_SavedWhereAsked, _RoutedByName, ParameterHints, BaseC
 
 
 @_takes_the_parameters_of(SPTRegressor, less=("warm_start",))
-class SPTRegressorSktime(_SavedWhereAsked, _RoutedByName, ParameterHints, BaseRegressor):
+class SPTRegressorSktime(_SavedWhereAsked, _RoutedByName, BaseRegressor):
     """:class:`~sktspt.SPTRegressor` as an sktime regressor.
 
     Self-pretrains a transformer on the training series (masked reconstruction), then
@@ -315,7 +318,7 @@ class SPTRegressorSktime(_SavedWhereAsked, _RoutedByName, ParameterHints, BaseRe
 
 
 @_takes_the_parameters_of(SPTPretrainer)
-class SPTTransformerSktime(_SavedWhereAsked, _RoutedByName, ParameterHints, BaseTransformer):
+class SPTTransformerSktime(_SavedWhereAsked, _RoutedByName, BaseTransformer):
     """:class:`~sktspt.SPTPretrainer` as an sktime transformer: a panel in, embeddings out.
 
     ``fit`` self-pretrains a transformer encoder on the series (masked

@@ -26,14 +26,11 @@ from ..pretrained import is_encoder_name
 from ..pretrainer import SPTPretrainer
 from ..regressor import SPTRegressor
 from .fitted import (
-    BEFORE_PARAMETER,
-    read_augment_choice,
-    read_augment_evidence,
+    read_augment,
     read_classes,
     read_history,
     read_input_spec,
     read_mixup,
-    read_mixup_kind,
     read_targets,
 )
 from .format import (
@@ -58,47 +55,34 @@ _NETS = {
 }
 
 
+#: The estimator classes of :data:`~.format.ESTIMATORS`, by name.
+_CLASSES = {cls.__name__: cls for cls in (SPTClassifier, SPTPretrainer, SPTRegressor)}
+#: The default of every routed setting of any estimator (their components' signatures).
+_DEFAULTS = {**SPTPretrainer._routed, **SPTRegressor._routed, **SPTClassifier._routed}
+
+
 def translate_params(cls, params: dict) -> dict:
-    """A file's stored parameters in today's spelling, silently: old flat names as their
-    routed settings (:data:`sktspt._param_hints.REMOVED`; the pretrainer's ``max_epochs``
-    as ``pretrain_epochs``), a rejected option at the value that left it off dropped, a
-    ``"deprecated"`` placeholder dropped. A model fitted with a rejected option (or with
-    ``augment=True``, stretching) is refused, naming the versions that load it."""
+    """A file's stored parameters in today's spelling: the flat names of files of 0.3 and
+    0.4 as their routed settings (:data:`sktspt._param_hints.REMOVED`); dropped, the
+    checkpoint folder, a ``"deprecated"`` placeholder, a rejected option at the value that
+    left it off and another estimator's routed setting at its default. A model fitted with
+    a rejected option (or ``augment=True``, stretching) is refused, naming the version that
+    loads it."""
     out = {}
     renamed = {**REMOVED, **getattr(cls, "_removed", {})}
     for key, value in params.items():
         new = renamed.get(key, key)
-        if new == CHECKPOINT:  # a loaded model never writes into the folder of its fit
-            continue
-        if isinstance(value, str) and value == "deprecated":
-            continue
-        if key in REJECTED and value == REJECTED[key]:
+        if (new == CHECKPOINT or isinstance(value, str) and value == "deprecated"
+                or key in REJECTED and value == REJECTED[key]
+                or new in _DEFAULTS and new not in cls._routed and value == _DEFAULTS[new]):
             continue
         if key in REJECTED or key == "augment" and (value is True or value == "stretch"):
             raise ValueError(
                 f"the model was fitted with {key}={value!r}, which sktspt {REMOVED_IN} removed "
                 "(the project's evidence did not support it: docs/tuning-history.md); load "
                 f"it with sktspt 0.4 or earlier, which read it")
-        if new in _DEFAULTS and new not in cls._routed and value == _DEFAULTS[new]:
-            continue
-        if new not in out:
-            out[new] = value
+        out.setdefault(new, value)
     return out
-
-
-#: The default of every routed setting of any estimator (their components' signatures).
-_DEFAULTS = {**SPTPretrainer._routed, **SPTRegressor._routed, **SPTClassifier._routed}
-
-
-def _same(value, default) -> bool:
-    return type(value) is type(default) and value == default
-
-
-def _estimator_classes() -> dict:
-    """The classes of :data:`~.format.ESTIMATORS`, by name."""
-    return {cls.__name__: cls for cls in (SPTClassifier, SPTPretrainer, SPTRegressor)}
-
-
 
 
 def _usable_device(device):
@@ -129,11 +113,10 @@ def _build(meta: dict, device, probe: bool = False):
     no memory, so that the architecture can be checked against the file's weights before
     anything of that size exists.
     """
-    classes = _estimator_classes()
     name = meta.get("estimator")
-    if name not in classes:
+    if name not in _CLASSES:
         raise ValueError(f"unknown estimator class {name!r}")
-    cls = classes[name]
+    cls = _CLASSES[name]
     if not isinstance(meta["params"], dict) or not isinstance(meta["fitted"], dict):
         raise ValueError("params and fitted must be mappings")
     params = translate_params(cls, meta["params"])
@@ -144,14 +127,9 @@ def _build(meta: dict, device, probe: bool = False):
             f"parameters {sorted(unknown)} are unknown to this sktspt {package_version()} "
             f"(written by {meta.get('sktspt_version', '?')})"
         )
-    # A file written before a parameter existed gets the value that reproduces how that
-    # version behaved, not today's default.
-    for key, before in BEFORE_PARAMETER.items():
-        if key in names:
-            params.setdefault(key, before)
     # A setting at today's default counts as not given, as in the estimator that was saved.
-    params = {k: v for k, v in params.items()
-              if not (k in cls._routed and _same(v, cls._routed[k]))}
+    params = {k: v for k, v in params.items() if not (
+        k in cls._routed and type(v) is type(cls._routed[k]) and v == cls._routed[k])}
     if params.get("callbacks") not in (None, []):
         raise ValueError(f"callbacks must be None in a saved model, got {params['callbacks']!r}")
     # A shipped encoder's name may stay: the weights already hold what it started from.
@@ -171,9 +149,6 @@ def _build(meta: dict, device, probe: bool = False):
     spec, encoder_kwargs = read_input_spec(est, fitted)
     is_classifier = name == "SPTClassifier"
     supervised = name in ("SPTClassifier", "SPTRegressor")
-    if supervised:
-        est.mixup_ = read_mixup(fitted, params)
-        est.mixup_kind_ = read_mixup_kind(fitted, params)
     if is_classifier != ("classes" in fitted):
         raise ValueError(
             f"an {name} file must {'' if is_classifier else 'not '}hold classes"
@@ -183,9 +158,10 @@ def _build(meta: dict, device, probe: bool = False):
     if is_regressor != ("targets" in fitted):
         raise ValueError(f"an {name} file must {'' if is_regressor else 'not '}hold targets")
     if supervised:  # after the checks above, which name a relabelled pretrainer
-        est.augment_ = read_augment_choice(fitted, params)
-    if is_classifier:
-        est.augment_evidence_ = read_augment_evidence(fitted)
+        est.mixup_, est.mixup_kind_ = read_mixup(fitted)
+        est.augment_, evidence = read_augment(fitted)
+        if is_classifier:
+            est.augment_evidence_ = evidence
     if fitted["net"] not in _NETS[name]:
         raise ValueError(f"an {name} does not train a {fitted['net']!r}")
     targets = (
@@ -310,12 +286,7 @@ def _load(f, path: str, device):
             header, size = read_header(zf)
         except (ValueError, UnicodeDecodeError) as exc:
             raise Refused(f"{path!r} has corrupted weights: {exc}") from exc
-        try:
-            probe, probe_net = _build(meta, device, probe=True)
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            why = f"missing entry {exc.args[0]!r}" if isinstance(exc, KeyError) else str(exc)
-            raise Refused(f"{path!r} has invalid metadata: {why}") from exc
-        check_against_header(probe_net.module_, header)
+        check_against_header(_checked_build(path, meta, device, probe=True)[1].module_, header)
         info = zf.getinfo(WEIGHTS)
         if info.file_size > MAX_WEIGHTS_RATIO * info.compress_size + WEIGHTS_SLACK:
             raise Refused(
@@ -327,12 +298,7 @@ def _load(f, path: str, device):
                 f"{path!r} has corrupted weights: the member has "
                 f"{zf.getinfo(WEIGHTS).file_size} bytes, its header describes {size}"
             )
-        del probe, probe_net
-        try:
-            est, net = _build(meta, device)
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            why = f"missing entry {exc.args[0]!r}" if isinstance(exc, KeyError) else str(exc)
-            raise Refused(f"{path!r} has invalid metadata: {why}") from exc
+        est, net = _checked_build(path, meta, device)
         raw = zf.read(WEIGHTS)
     try:
         weights = load_tensors(raw)
@@ -346,3 +312,12 @@ def _load(f, path: str, device):
     est.encoder_ = net.module_.encoder
     est.history_ = net.history
     return est
+
+
+def _checked_build(path: str, meta: dict, device, probe: bool = False):
+    """:func:`_build`, a failure on the metadata :class:`~.format.Refused` naming ``path``."""
+    try:
+        return _build(meta, device, probe)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        why = f"missing entry {exc.args[0]!r}" if isinstance(exc, KeyError) else str(exc)
+        raise Refused(f"{path!r} has invalid metadata: {why}") from exc
