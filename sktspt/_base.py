@@ -41,26 +41,16 @@ from .training.loop import AdamW, Schedule
 SEEDED_LOCK = threading.RLock()
 
 
-def rng_devices() -> list[int]:
-    """The CUDA devices whose generators a forked RNG section must save and restore."""
-    return list(range(torch.cuda.device_count())) if torch.cuda.is_available() else []
-
-
 def estimator_call(method):
     """Run a public method of an estimator in its one context; for ``fit``, all or nothing.
 
-    Torch's thread count is held for the call (:data:`sktspt._concurrency.THREADS`, so
-    calls in other threads never change it midway): ``device__threads=<int>`` for the
-    whole call; None the package's choice for the fitted model's size
-    (:meth:`SPTBase._thread_count`), which ``fit`` knows once it has read the data (its
-    seeded section holds it from there). On CUDA, TF32 matmuls are allowed unless
-    ``device__precision="float32"`` (:func:`sktspt.precision.matmul_precision`).
-
-    ``fit`` resolves and validates every parameter and setting once, before anything
-    else, into one read-only mapping that the whole fit reads (:meth:`SPTBase._settings`).
-    On any exception (a validation error, a failure during training, an interrupt) every
-    attribute is put back as it was (the previous fitted state, or none); the lock of the
-    checkpoint folder (:class:`~sktspt.ResumableCheckpoint`) is released on every exit path.
+    Torch's thread count is held for the call (:data:`sktspt._concurrency.THREADS`):
+    ``device__threads``, or for None the package's choice for the fitted model's size
+    (:meth:`SPTBase._thread_count`; ``fit``'s seeded section holds it once the data are
+    read). On CUDA, TF32 matmuls are allowed unless ``device__precision="float32"``.
+    ``fit`` validates every parameter and setting once, into the read-only mapping that the
+    whole fit reads (:meth:`SPTBase._settings`); on any exception every attribute is put
+    back as it was, and the checkpoint folder's lock is released on every exit path.
     """
     fit = method.__name__ == "fit"
 
@@ -220,11 +210,8 @@ class SPTBase(RoutedParams, BaseEstimator):
         """Validate data seen after fit, normalise and pad it for the network."""
         check_is_fitted(self, "normalizer_")
         # The fitted network's positions, not the parameter (which may be set since fit).
-        positional = self.__dict__.get("_architecture", {}).get(
-            "positional", self._settings()["architecture__positional"])
         return self.input_spec_.network_input(
-            X, type(self).__name__, learned_positions=positional == "learned"
-        )
+            X, type(self).__name__, learned_positions=self._architecture["positional"] == "learned")
 
     def _prepare(self, X: np.ndarray) -> np.ndarray:
         """Normalise and NaN-pad the time axis to a multiple of the patch size."""
@@ -247,8 +234,9 @@ class SPTBase(RoutedParams, BaseEstimator):
         folder.
         """
         try:
+            cuda = list(range(torch.cuda.device_count())) if torch.cuda.is_available() else []
             with THREADS.hold(self._thread_count() if threads else None), SEEDED_LOCK, \
-                    torch.random.fork_rng(devices=rng_devices()):
+                    torch.random.fork_rng(devices=cuda):
                 torch.manual_seed(seed)
                 yield
         finally:
@@ -325,6 +313,13 @@ class SPTBase(RoutedParams, BaseEstimator):
             raise
         self._run_lock = lock
         return seed
+
+    def _fitted(self, net: NeuralNet):
+        """Keep ``net`` as the fitted net (in eval mode), its encoder and history."""
+        self.net_ = net
+        settle_eval(net.module_)
+        self.encoder_, self.history_ = net.module_.encoder, net.history
+        return self
 
     def save(self, path) -> None:
         """Save the fitted estimator to one file that loading never executes.
@@ -427,6 +422,12 @@ class SPTBase(RoutedParams, BaseEstimator):
 
 class EmbeddingTransformerMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin):
     """``transform`` gives float32 embeddings named ``<class>0 .. <class>{d_model-1}``."""
+
+    @estimator_call
+    def transform(self, X) -> np.ndarray:
+        """Pooled embeddings ``(n_instances, d_model)`` of ``X`` from the fitted encoder."""
+        check_is_fitted(self, "net_")
+        return self._embed(self.net_.module_, self._input(X))
 
     @property
     def _n_features_out(self) -> int:

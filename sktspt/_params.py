@@ -1,25 +1,13 @@
 """The parameters of the SPT estimators: their constraints and the checks between them.
 
-Each estimator writes out its ``__init__`` (which only stores the arguments, as
-scikit-learn requires) and declares a constraint per parameter in
-``_parameter_constraints``, merged by subclasses as scikit-learn's estimators merge
-theirs::
-
-    class SPTClassifier(..., SPTBase):
-        _parameter_constraints = {**SPTBase._parameter_constraints, "mixup": ..., ...}
-
-This module holds the constraint callables, the constraints of the parameters both
-estimators share (:data:`BASE_CONSTRAINTS`), the checks between parameters
-(:data:`RELATIONS`) and :func:`validate`, which runs them at the start of ``fit``. Each
-parameter's numpydoc entry, from which the "Parameters" section of each class docstring is
-written, is :mod:`sktspt._param_docs`'; the closest valid parameter of an unknown keyword
-is :mod:`sktspt._param_hints`'.
-
-The constraints are plain callables ``check(name, value)`` that raise, so a parameter
-checked by the code that interprets it (``precision`` by
-:func:`sktspt.precision.check_precision`) points at that function instead of copying it.
-Why callables of our own rather than scikit-learn's private ``_param_validation``:
-``docs/architecture.md``.
+Each estimator declares a constraint per parameter in ``_parameter_constraints``, merged
+by subclasses as scikit-learn's estimators merge theirs; :func:`validate` runs them, then
+the checks between parameters (:data:`RELATIONS`), at the start of ``fit``. A constraint
+is a plain callable ``check(name, value)`` that raises, so a parameter checked by the code
+that interprets it points at that function (``precision``:
+:func:`sktspt.precision.check_precision`). Why not scikit-learn's private
+``_param_validation``: ``docs/architecture.md``. The parameters' docs are
+:mod:`sktspt._param_docs`', the hints for unknown keywords :mod:`sktspt._param_hints`'.
 """
 
 from __future__ import annotations
@@ -41,15 +29,8 @@ from .nn.tokenizers import TOKENIZERS
 from .nn.whitebox import ARCHITECTURES
 from .precision import check_precision
 
-__all__ = [
-    "BASE_CONSTRAINTS",
-    "Integer",
-    "Number",
-    "Options",
-    "RELATIONS",
-    "check_encoder_value",
-    "validate",
-]
+__all__ = ["BASE_CONSTRAINTS", "Integer", "Number", "Options", "RELATIONS",
+           "check_encoder_value", "validate"]
 
 PRETRAIN_OBJECTIVES = ("masked", "lejepa", "masked+sigreg")
 NORMALIZATIONS = ("auto", "global", "instance", None)

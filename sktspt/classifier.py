@@ -135,32 +135,12 @@ class SPTClassifier(ClassifierMixin, SupervisedSPT):
     _routes = {**SupervisedSPT._routes, "criterion": CrossEntropyLoss, "early_exit": EarlyExit}
 
     def __init__(
-        self,
-        *,
-        depth=3,
-        d_model=64,
-        tokenizer="rocket",
-        architecture="transformer",
-        attention="dense",
-        normalize="auto",
-        masking="span",
-        pretrain_objective="masked",
-        pretrain_epochs=0,
-        max_epochs="auto",
-        lr=1e-3,
-        batch_size=16,
-        augment="auto",
-        mixup="auto",
-        class_weight=None,
-        early_exit=None,
-        pretrainer=None,
-        validation_fraction=0.0,
-        callbacks=None,
-        random_state=None,
-        device="cpu",
-        verbose=0,
-        warm_start=False,
-        **kwargs,
+        self, *, depth=3, d_model=64, tokenizer="rocket", architecture="transformer",
+        attention="dense", normalize="auto", masking="span", pretrain_objective="masked",
+        pretrain_epochs=0, max_epochs="auto", lr=1e-3, batch_size=16, augment="auto",
+        mixup="auto", class_weight=None, early_exit=None, pretrainer=None,
+        validation_fraction=0.0, callbacks=None, random_state=None, device="cpu", verbose=0,
+        warm_start=False, **kwargs,
     ) -> None:
         self.depth = depth
         self.d_model = d_model

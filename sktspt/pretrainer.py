@@ -61,25 +61,10 @@ class SPTPretrainer(EmbeddingTransformerMixin, SPTBase):
     _removed = {"max_epochs": "pretrain_epochs"}
 
     def __init__(
-        self,
-        *,
-        depth=3,
-        d_model=64,
-        tokenizer="rocket",
-        architecture="transformer",
-        attention="dense",
-        normalize="auto",
-        masking="span",
-        pretrain_objective="masked",
-        pretrain_epochs="auto",
-        lr=1e-3,
-        batch_size=16,
-        augment="auto",
-        validation_fraction=0.0,
-        callbacks=None,
-        random_state=None,
-        device="cpu",
-        verbose=0,
+        self, *, depth=3, d_model=64, tokenizer="rocket", architecture="transformer",
+        attention="dense", normalize="auto", masking="span", pretrain_objective="masked",
+        pretrain_epochs="auto", lr=1e-3, batch_size=16, augment="auto",
+        validation_fraction=0.0, callbacks=None, random_state=None, device="cpu", verbose=0,
         **kwargs,
     ) -> None:
         self.depth = depth
@@ -110,12 +95,9 @@ class SPTPretrainer(EmbeddingTransformerMixin, SPTBase):
         seed = self._resume_seed(self._seed(), X)
         with self._seeded(seed):
             self.pretrain_epochs_ = trainer.epochs(epochs, len(X), seed)
-            self.net_ = self._pretrain(
-                trainer, self._prepare(X), self.pretrain_epochs_, seed, self.callbacks)
-        settle_eval(self.net_.module_)
-        self.encoder_ = self.net_.module_.encoder
-        self.history_ = self.net_.history
-        return self
+            net = self._pretrain(trainer, self._prepare(X), self.pretrain_epochs_, seed,
+                                 self.callbacks)
+        return self._fitted(net)
 
     def _restored_net(self, trainer):
         return self._pretrain_net(trainer, 0, 0, 0, None, None)
@@ -124,12 +106,6 @@ class SPTPretrainer(EmbeddingTransformerMixin, SPTBase):
     def max_epochs_(self) -> int:
         """Deprecated alias of ``pretrain_epochs_`` (the pretraining epochs)."""
         return self.pretrain_epochs_
-
-    @estimator_call
-    def transform(self, X) -> np.ndarray:
-        """Pooled embeddings ``(n_instances, d_model)`` of ``X``."""
-        check_is_fitted(self, "net_")
-        return self._embed(self.net_.module_, self._input(X))
 
     @estimator_call
     def reconstruct(self, X, hidden=None) -> np.ndarray:

@@ -132,33 +132,13 @@ class SPTRegressor(RegressorMixin, SupervisedSPT):
     }
 
     def __init__(
-        self,
-        *,
-        depth=3,
-        d_model=64,
-        tokenizer="rocket",
-        architecture="transformer",
-        attention="dense",
-        normalize="auto",
-        masking="span",
-        pretrain_objective="masked",
-        pretrain_epochs="auto",
-        max_epochs="auto",
-        lr=1e-3,
-        batch_size=16,
-        loss="squared_error",
-        augment="auto",
-        mixup="auto",
-        pretrainer=None,
-        validation_fraction=0.0,
-        callbacks=None,
-        random_state=None,
-        device="cpu",
-        verbose=0,
-        warm_start=False,
-        **kwargs,
-    ):
-        """Store the parameters as given; see :class:`SPTRegressor`."""
+        self, *, depth=3, d_model=64, tokenizer="rocket", architecture="transformer",
+        attention="dense", normalize="auto", masking="span", pretrain_objective="masked",
+        pretrain_epochs="auto", max_epochs="auto", lr=1e-3, batch_size=16,
+        loss="squared_error", augment="auto", mixup="auto", pretrainer=None,
+        validation_fraction=0.0, callbacks=None, random_state=None, device="cpu", verbose=0,
+        warm_start=False, **kwargs,
+    ) -> None:
         self.depth = depth
         self.d_model = d_model
         self.tokenizer = tokenizer
