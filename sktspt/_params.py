@@ -87,24 +87,26 @@ def _special(value, none: bool, auto: bool) -> bool:
 
 @dataclass(frozen=True)
 class Integer:
-    """An integer ``>= low``; optionally also None or ``"auto"``."""
+    """An integer ``>= low`` (and ``<= high``); optionally also None or ``"auto"``."""
 
     low: int
     none: bool = False
     auto: bool = False
     what: str | None = None
+    high: int | None = None
 
     def __call__(self, name: str, value) -> None:
         if _special(value, self.none, self.auto):
             return
-        if not _is_int(value) or value < self.low:
+        if not _is_int(value) or value < self.low or self.high is not None and value > self.high:
             raise ValueError(f"{name} must be {self._what()}, got {show(value)}.")
 
     def _what(self) -> str:
         if self.what:
             return self.what
         kind = "a positive integer" if self.low == 1 else "a non-negative integer"
-        return ("None or " if self.none else "'auto' or " if self.auto else "") + kind
+        return (("None or " if self.none else "'auto' or " if self.auto else "") + kind
+                + ("" if self.high is None else f" of at most {self.high}"))
 
 
 @dataclass(frozen=True)
@@ -162,16 +164,8 @@ def _augment(name: str, value) -> None:
         raise TypeError(f"{name} must be {what}, got {show(value)}.")
 
 
-#: Most threads ``n_threads`` may ask for (torch crashes on absurd counts such as 10**6).
+#: Most threads ``device__threads`` may ask for (torch crashes on counts such as 10**6).
 MAX_THREADS = 4096
-
-
-def n_threads(name: str, value) -> None:
-    """None or a positive thread count of at most :data:`MAX_THREADS`."""
-    Integer(1, none=True)(name, value)
-    if value is not None and value > MAX_THREADS:
-        raise ValueError(f"{name} must be None or a positive integer of at most "
-                         f"{MAX_THREADS}, got {show(value)}.")
 
 
 def _is_callback(value) -> bool:
@@ -252,11 +246,6 @@ def _device(name: str, value) -> None:
         )
 
 
-def precision(name: str, value) -> None:
-    """A precision :func:`sktspt.precision.check_precision` accepts."""
-    check_precision(value, name)
-
-
 #: The regressor's fine-tuning losses.
 REGRESSION_LOSSES = ("squared_error", "huber")
 #: Epochs of a phase: a count, or ``"auto"`` for a budget of optimizer steps.
@@ -308,8 +297,8 @@ BASE_CONSTRAINTS: dict[str, Callable[[str, Any], None]] = {
                                auto=True),
     "schedule__patience": Integer(1, none=True),
     "optimizer__weight_decay": Number(lambda v: 0 <= v < math.inf, "a non-negative number"),
-    "device__threads": n_threads,
-    "device__precision": precision,
+    "device__threads": Integer(1, none=True, high=MAX_THREADS),
+    "device__precision": lambda name, value: check_precision(value, name),
 }
 
 

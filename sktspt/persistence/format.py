@@ -74,10 +74,6 @@ MAX_HISTORY_DEPTH = 4
 
 
 
-def package_version() -> str:
-    return __version__
-
-
 def plain(value):
     """A numpy scalar as its Python value and a path as its string; anything else as is."""
     if isinstance(value, np.generic):
@@ -262,13 +258,13 @@ def check_version(path: str, meta: dict) -> None:
     if version != FORMAT_VERSION:
         raise Refused(
             f"{path!r} has file format version {version!r} (written by sktspt {written}); "
-            f"this sktspt {package_version()} reads version {FORMAT_VERSION}. Load it with "
+            f"this sktspt {__version__} reads version {FORMAT_VERSION}. Load it with "
             "a matching sktspt version."
         )
     release = re.match(r"(\d+)\.(\d+)", written) if isinstance(written, str) else None
     if release is None or tuple(map(int, release.groups())) < FIRST_READ:
         raise Refused(
-            f"{path!r} was saved by sktspt {written!s:.20}; this sktspt {package_version()} "
+            f"{path!r} was saved by sktspt {written!s:.20}; this sktspt {__version__} "
             "reads files of sktspt 0.3 and later. Load it with sktspt 0.4, which reads it."
         )
 

@@ -21,6 +21,7 @@ from safetensors.torch import load as load_tensors
 from skorch.history import History
 
 from .._param_hints import CHECKPOINT, REJECTED, REMOVED, REMOVED_IN
+from .._version import __version__
 from ..classifier import SPTClassifier
 from ..pretrained import is_encoder_name
 from ..pretrainer import SPTPretrainer
@@ -42,7 +43,6 @@ from .format import (
     Refused,
     check_against_header,
     check_version,
-    package_version,
     read_header,
     read_meta,
 )
@@ -124,7 +124,7 @@ def _build(meta: dict, device, probe: bool = False):
     unknown = set(params) - names
     if unknown:
         raise ValueError(
-            f"parameters {sorted(unknown)} are unknown to this sktspt {package_version()} "
+            f"parameters {sorted(unknown)} are unknown to this sktspt {__version__} "
             f"(written by {meta.get('sktspt_version', '?')})"
         )
     # A setting at today's default counts as not given, as in the estimator that was saved.
@@ -147,17 +147,12 @@ def _build(meta: dict, device, probe: bool = False):
     est = cls(**params)
     fitted = meta["fitted"]
     spec, encoder_kwargs = read_input_spec(est, fitted)
-    is_classifier = name == "SPTClassifier"
-    supervised = name in ("SPTClassifier", "SPTRegressor")
-    if is_classifier != ("classes" in fitted):
-        raise ValueError(
-            f"an {name} file must {'' if is_classifier else 'not '}hold classes"
-            + (" (is it an SPTPretrainer relabelled?)" if is_classifier else "")
-        )
-    is_regressor = name == "SPTRegressor"
-    if is_regressor != ("targets" in fitted):
-        raise ValueError(f"an {name} file must {'' if is_regressor else 'not '}hold targets")
-    if supervised:  # after the checks above, which name a relabelled pretrainer
+    is_classifier, is_regressor = name == "SPTClassifier", name == "SPTRegressor"
+    supervised = is_classifier or is_regressor
+    for key, own in (("classes", is_classifier), ("targets", is_regressor)):
+        if own != (key in fitted):  # a file relabelled as another estimator's
+            raise ValueError(f"an {name} file must {'' if own else 'not '}hold {key}")
+    if supervised:  # after the checks above, which name a relabelled file
         est.mixup_, est.mixup_kind_ = read_mixup(fitted)
         est.augment_, evidence = read_augment(fitted)
         if is_classifier:
