@@ -108,17 +108,12 @@ class SPTClassifier(ClassifierMixin, SupervisedSPT):
     (3,)
     """
 
-    #: An ``"auto"`` phase counts an epoch of fewer batches as this many, so on a training
-    #: set of fewer than 160 series (at batch 16) a phase runs at most a tenth of its step
-    #: budget in epochs (50 pretraining and 150 fine-tuning, or 200 from scratch) instead
-    #: of the whole budget: on small sets the extra epochs cost time without accuracy
-    #: (``docs/tuning-history.md``, round 42). Where pretraining also sees ``X_unlabeled``
-    #: its epochs count on all its series.
+    #: An ``"auto"`` phase counts an epoch of fewer batches as this many: on small sets the
+    #: extra epochs of the whole budget cost time without accuracy (``docs/tuning-history.md``,
+    #: round 42; the ``max_epochs`` doc says what it means).
     _auto_min_batches = 10
-    #: An ``"auto"`` budget trains at least 50 epochs (at most 16,000 steps): on 70/30 cuts
-    #: of the archive's 16 large training splits +1.6 points over the flat 2,000 steps,
-    #: 8 wins, 8 draws, no loss, Wilcoxon p = 0.012 (``docs/results-budget.md``). Training
-    #: sets under about 640 series (every shipped set) keep their 2,000 steps.
+    #: An ``"auto"`` budget trains at least 50 epochs (at most 16,000 steps): +1.6 points on
+    #: the archive's 16 large training splits (``docs/results-budget.md``).
     _auto_min_epochs = 50
 
     _parameter_constraints: dict = {

@@ -1,10 +1,5 @@
-"""Reading a saved estimator's fitted state back: every value checked before it is used.
-
-The classes or target statistics, normalisation statistics, the input spec and the
-architecture, the augmentation choices and the histories of ``metadata.json``, each read
-with its bounds (:mod:`.format`) and turned into what the estimator holds after ``fit``.
-:mod:`.loading` builds the estimator from them and is the only module that names the
-estimator classes.
+"""Reading a saved estimator's fitted state back: every value of ``metadata.json`` checked
+against its bounds (:mod:`.format`) and turned into what the estimator holds after ``fit``.
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
-"""The file container of a saved estimator: its members, limits, atomic writes and checks.
-
-A saved model is one zip file of ``metadata.json`` (JSON) and ``weights.safetensors``.
-This module knows the container and nothing of the estimators: the member names and the
-caps on what is read (``MAX_METADATA_BYTES``, ``MAX_HEADER_BYTES``, ``MAX_MEMBERS``), how
-a file is replaced atomically (:func:`atomic_write`, also used by checkpoints), and the
-checks that run on a file before anything of the model's size is allocated
-(:func:`read_meta`, :func:`read_header`, :func:`check_against_header`). See
-``docs/persistence.md``.
+"""The file container of a saved estimator, knowing nothing of the estimators: its members,
+the caps on what is read, atomic replacement (:func:`atomic_write`, also used by
+checkpoints), and the checks that run before anything of the model's size is allocated
+(:func:`read_meta`, :func:`read_header`, :func:`check_against_header`).
 """
 
 from __future__ import annotations

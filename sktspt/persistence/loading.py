@@ -1,10 +1,7 @@
 """Reading a saved estimator back (:func:`load`): the one place that names the estimator
-classes a file may hold.
-
-The metadata are validated and the architecture they describe is built on torch's
-``meta`` device and checked against the weights' header before anything of the model's
-size is allocated; then the estimator is rebuilt from its parameters, its fitted state
-restored through its ``_restore`` hook, and the weights copied in.
+classes a file may hold. The architecture is built on torch's ``meta`` device and checked
+against the weights' header before anything of the model's size is allocated; then the
+estimator is rebuilt (its ``_restore`` hook) and the weights copied in.
 """
 
 from __future__ import annotations

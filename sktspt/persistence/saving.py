@@ -1,6 +1,5 @@
-"""Writing a fitted estimator: its parameters and fitted state as JSON, its weights as
-safetensors (:func:`save`). Nothing here names the estimator classes, and nothing written
-can run when the file is read back (:mod:`sktspt.persistence.loading`).
+"""Writing a fitted estimator (:func:`save`): parameters and fitted state as JSON, weights
+as safetensors; nothing written can run when the file is read back.
 """
 
 from __future__ import annotations
