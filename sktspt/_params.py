@@ -312,13 +312,12 @@ def check_encoder_value(field: str, value) -> None:
 # --- constraints between parameters -------------------------------------------------------
 # Each takes the resolved settings (a plain dict: ``RoutedParams._settings``).
 def lighthouse(s: dict) -> Lighthouse | None:
-    """The Lighthouse settings of resolved settings ``s`` (None for dense attention); the
-    ``attention__`` settings are checked whichever attention is chosen."""
-    names = ("attention__levels", "attention__pool", "attention__topk", "attention__recovery")
-    validate(s, BASE_CONSTRAINTS, ("attention", *names))
+    """The Lighthouse settings of resolved, validated settings ``s`` (None for dense
+    attention), refused where its tiles are too large or no layer would be sparse."""
     if s["attention"] == "dense":
         return None
-    levels, pool, topk, recovery = (s[name] for name in names)
+    levels, pool, topk, recovery = (s[f"attention__{k}"] for k in ("levels", "pool", "topk",
+                                                                   "recovery"))
     cfg = Lighthouse(levels=int(levels), pool=int(pool), topk=int(topk),
                      recovery=float(recovery))
     if cfg.tile_tokens > 2**24:
