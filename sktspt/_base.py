@@ -18,7 +18,7 @@ from skorch.net import NeuralNet
 
 from ._concurrency import THREADS, Device, choose_threads, settle_eval, step_macs
 from ._limits import check_architecture_limits
-from ._param_hints import REJECTED, REMOVED, removed_message
+from ._param_hints import REMOVED, REMOVED_IN
 from ._params import ARCHITECTURE, BASE_CONSTRAINTS, lighthouse, resolve_device, validate
 from ._routed import RoutedParams, params_for, phase_steps
 from .augment import Augmentation
@@ -34,33 +34,23 @@ from .objectives import LeJEPALoss
 from .persistence.saving import save as save_estimator
 from .precision import autocast, autocast_dtype, matmul_precision
 from .training import LeJEPANet, MaskedPretrainNet, MaskedSigRegNet, Trainer
-from .training.callbacks import ResumableCheckpoint, checkpoint_folder
+from .training.callbacks import checkpoint_folder
 from .training.loop import AdamW, Schedule
 
 #: Serialises the sections of fits that seed torch's global generator (see ``_seeded``).
 SEEDED_LOCK = threading.RLock()
 
 
-def rng_devices() -> list[int]:
-    """The CUDA devices whose generators a forked RNG section must save and restore."""
-    return list(range(torch.cuda.device_count())) if torch.cuda.is_available() else []
-
-
 def estimator_call(method):
     """Run a public method of an estimator in its one context; for ``fit``, all or nothing.
 
-    Torch's thread count is held for the call (:data:`sktspt._concurrency.THREADS`, so
-    calls in other threads never change it midway): ``device__threads=<int>`` for the
-    whole call; None the package's choice for the fitted model's size
-    (:meth:`SPTBase._thread_count`), which ``fit`` knows once it has read the data (its
-    seeded section holds it from there). On CUDA, TF32 matmuls are allowed unless
-    ``device__precision="float32"`` (:func:`sktspt.precision.matmul_precision`).
-
-    ``fit`` resolves and validates every parameter and setting once, before anything
-    else, into one read-only mapping that the whole fit reads (:meth:`SPTBase._settings`).
-    On any exception (a validation error, a failure during training, an interrupt) every
-    attribute is put back as it was (the previous fitted state, or none); the lock of the
-    checkpoint folder (:class:`~sktspt.ResumableCheckpoint`) is released on every exit path.
+    Torch's thread count is held for the call (:data:`sktspt._concurrency.THREADS`):
+    ``device__threads``, or for None the package's choice for the fitted model's size
+    (:meth:`SPTBase._thread_count`; ``fit``'s seeded section holds it once the data are
+    read). On CUDA, TF32 matmuls are allowed unless ``device__precision="float32"``.
+    ``fit`` validates every parameter and setting once, into the read-only mapping that the
+    whole fit reads (:meth:`SPTBase._settings`); on any exception every attribute is put
+    back as it was, and the checkpoint folder's lock is released on every exit path.
     """
     fit = method.__name__ == "fit"
 
@@ -91,15 +81,9 @@ def estimator_call(method):
     return wrapper
 
 
-def _unset(value, default) -> bool:
-    """Whether an old pickle's rejected option was left unset (its default, or the
-    ``"deprecated"`` placeholder of earlier releases)."""
-    return isinstance(value, str) and value == "deprecated" or value == default
-
-
 def _architecture(encoder_kwargs: dict) -> dict:
-    """The network part of ``encoder_kwargs`` (files of sktspt 0.1.0 lack ``tokenizer``)."""
-    return {k: encoder_kwargs[k] for k in ARCHITECTURE if k in encoder_kwargs}
+    """The network part of ``encoder_kwargs``."""
+    return {k: encoder_kwargs[k] for k in ARCHITECTURE}
 
 
 class SPTBase(RoutedParams, BaseEstimator):
@@ -188,39 +172,15 @@ class SPTBase(RoutedParams, BaseEstimator):
         return {**self.input_spec_.encoder_kwargs(), **self._architecture}
 
     def __setstate__(self, state: dict) -> None:
-        # Pickles from before InputSpec hold its fields as attributes of their own.
-        if "normalizer_" in state and "input_spec_" not in state:
-            state["input_spec_"] = InputSpec(
-                **{f: state.pop(f + "_") for f in InputSpec.SHAPE},
-                normalizer=state.pop("normalizer_"),
-            )
-            kwargs = state.pop("encoder_kwargs_")
-            state["_architecture"] = _architecture(kwargs)
-        # Pickles from before 0.4.0 hold flat parameters: the routed ones become settings
-        # under their new names (where not at their default, as if given). A rejected
-        # option is dropped where it was unused and refused where it was set, as are those
-        # that pickles of 0.4 keep among their settings.
-        values = dict(state.get("_routed_values", {}))
-        # The checkpoint folder of earlier pickles (0.4's callbacks__checkpoint_dir setting,
-        # then a checkpoint_dir parameter) is a ResumableCheckpoint among the callbacks.
-        folder = state.pop("checkpoint_dir", None) or values.pop("callbacks__checkpoint_dir", None)
-        if folder is not None:
-            state["callbacks"] = [*(state.get("callbacks") or ()), ResumableCheckpoint(folder)]
-        for old, new in REMOVED.items():
-            if old in state and new is not None:
-                value = state.pop(old)
-                if new in self._routed and new not in values and value != self._routed[new]:
-                    values[new] = value
-        for name, default in REJECTED.items():
-            for holder in (state, values):
-                if name in holder and not _unset(holder.pop(name), default):
-                    raise TypeError(f"This pickle sets {name}; {removed_message(type(self), name)}"
-                                    " Unpickle it with sktspt 0.4 or earlier.")
-        # Pickles of 0.4 hold pretrain__callbacks as a callbacks__ setting.
-        for old, new in REMOVED.items():
-            if old in values and new in self._routed:
-                values.setdefault(new, values.pop(old))
-        state["_routed_values"] = values
+        # Pickles of sktspt 0.4 and earlier may hold what 0.5 removed: flat names, rejected
+        # options, 0.4's callbacks__ settings, or the fitted state from before InputSpec.
+        removed = {**REMOVED, **getattr(self, "_removed", {})}
+        old = sorted({*state, *state.get("_routed_values", ())} & set(removed))
+        if old or "input_spec_" not in state and "normalizer_" in state:
+            raise TypeError(
+                f"This pickle was made by sktspt 0.4 or earlier (it holds "
+                f"{', '.join(old) or 'the fitted state from before InputSpec'}, which sktspt "
+                f"{REMOVED_IN} removed). Unpickle it with sktspt 0.4, which reads it.")
         super().__setstate__(state)
 
     def _restore(self, spec: InputSpec, encoder_kwargs: dict, *, check: bool = True) -> NeuralNet:
@@ -250,11 +210,8 @@ class SPTBase(RoutedParams, BaseEstimator):
         """Validate data seen after fit, normalise and pad it for the network."""
         check_is_fitted(self, "normalizer_")
         # The fitted network's positions, not the parameter (which may be set since fit).
-        positional = self.__dict__.get("_architecture", {}).get(
-            "positional", self._settings()["architecture__positional"])
         return self.input_spec_.network_input(
-            X, type(self).__name__, learned_positions=positional == "learned"
-        )
+            X, type(self).__name__, learned_positions=self._architecture["positional"] == "learned")
 
     def _prepare(self, X: np.ndarray) -> np.ndarray:
         """Normalise and NaN-pad the time axis to a multiple of the patch size."""
@@ -277,8 +234,9 @@ class SPTBase(RoutedParams, BaseEstimator):
         folder.
         """
         try:
+            cuda = list(range(torch.cuda.device_count())) if torch.cuda.is_available() else []
             with THREADS.hold(self._thread_count() if threads else None), SEEDED_LOCK, \
-                    torch.random.fork_rng(devices=rng_devices()):
+                    torch.random.fork_rng(devices=cuda):
                 torch.manual_seed(seed)
                 yield
         finally:
@@ -355,6 +313,13 @@ class SPTBase(RoutedParams, BaseEstimator):
             raise
         self._run_lock = lock
         return seed
+
+    def _fitted(self, net: NeuralNet):
+        """Keep ``net`` as the fitted net (in eval mode), its encoder and history."""
+        self.net_ = net
+        settle_eval(net.module_)
+        self.encoder_, self.history_ = net.module_.encoder, net.history
+        return self
 
     def save(self, path) -> None:
         """Save the fitted estimator to one file that loading never executes.
@@ -457,6 +422,12 @@ class SPTBase(RoutedParams, BaseEstimator):
 
 class EmbeddingTransformerMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin):
     """``transform`` gives float32 embeddings named ``<class>0 .. <class>{d_model-1}``."""
+
+    @estimator_call
+    def transform(self, X) -> np.ndarray:
+        """Pooled embeddings ``(n_instances, d_model)`` of ``X`` from the fitted encoder."""
+        check_is_fitted(self, "net_")
+        return self._embed(self.net_.module_, self._input(X))
 
     @property
     def _n_features_out(self) -> int:

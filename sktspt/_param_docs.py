@@ -190,7 +190,7 @@ def _entry(name: str, kind: str, default, text: str) -> list[str]:
             *(f"    {line}" if line else "" for line in text.strip("\n").splitlines())]
 
 
-def parameters_section(cls: type, docs: Mapping[str, tuple[str, str]], indent: str = "") -> str:
+def parameters_section(cls: type, docs: Mapping[str, tuple[str, str]]) -> str:
     """The numpydoc "Parameters" section of ``cls``: its ``__init__``'s names and defaults,
     each with its type and text from ``docs``, then the routed settings it takes (``**kwargs``:
     ``<group>__<name>``), group by group, each as its component documents it."""
@@ -199,6 +199,8 @@ def parameters_section(cls: type, docs: Mapping[str, tuple[str, str]], indent: s
     for name, param in _init_parameters(cls).items():
         if param.kind is param.VAR_KEYWORD or name in routed:
             continue
+        if name not in docs:
+            raise RuntimeError(f"{cls.__name__}: no documentation for {name!r}.")
         kind, text = docs[name]
         lines += _entry(name, kind, param.default, text)
     routes = getattr(cls, "_routes", {})
@@ -215,30 +217,22 @@ def parameters_section(cls: type, docs: Mapping[str, tuple[str, str]], indent: s
                 raise RuntimeError(f"{component.__qualname__} does not document {own!r}.")
             kind, text = texts[own]
             lines += _entry(name, kind, routed[name], text)
-    return "\n".join(f"{indent}{line}" if line else "" for line in lines)
+    return "\n".join(lines)
 
 
 def document_parameters(docs: Mapping[str, tuple[str, str]] | None = None):
     """Class decorator: the "Parameters" section in place of the docstring's ``<parameters>``.
 
-    Names and defaults come from the class's ``__init__`` and its routes' components; types
-    and texts from :data:`PARAMETER_DOCS`, with ``docs`` taking precedence, and from the
-    components' docstrings. A parameter without a text is an error at import. The class
-    keeps the merged table as ``_parameter_docs``, from which the sktime adapters document
-    the same parameters.
+    Types and texts come from :data:`PARAMETER_DOCS` (``docs`` taking precedence) and the
+    components' docstrings; a parameter without a text is an error at import. The class
+    keeps the merged table as ``_parameter_docs`` (the sktime adapters document from it).
     """
     table = {**PARAMETER_DOCS, **(docs or {})}
 
     def decorate(cls: type) -> type:
-        missing = [name for name, p in _init_parameters(cls).items()
-                   if name not in table and name not in getattr(cls, "_routed", {})
-                   and p.kind is not p.VAR_KEYWORD]
-        if missing:
-            raise RuntimeError(f"{cls.__name__}: no documentation for {missing}.")
-        if cls.__doc__:
-            cls.__doc__ = _MARK.sub(
-                lambda m: parameters_section(cls, table, m.group(1)), cls.__doc__, count=1
-            )
+        section = parameters_section(cls, table)
+        cls.__doc__ = _MARK.sub(lambda m: textwrap.indent(section, m.group(1)),
+                                cls.__doc__ or "", count=1)
         cls._parameter_docs = table
         return cls
 

@@ -1,4 +1,4 @@
-"""An unknown keyword names the closest valid parameter (:class:`ParameterHints`)."""
+"""Names removed in 0.5, and the closest valid parameter of an unknown keyword."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 from ._params import init_parameters as _init_parameters
 
-__all__ = ["ALIASES", "CHECKPOINT", "REJECTED", "REMOVED", "REMOVED_IN", "ParameterHints",
-           "removed_message", "suggest_parameter", "unknown_keyword_message"]
+__all__ = ["ALIASES", "CHECKPOINT", "REJECTED", "REMOVED", "REMOVED_IN", "removed_message",
+           "suggest_parameter", "unknown_keyword_message"]
 
 #: The release that removed the names of :data:`REMOVED`.
 REMOVED_IN = "0.5"
@@ -23,8 +23,8 @@ REJECTED = {"layer_decay": 1.0, "reinit_layers": 0, "differences": 0, "pretrain_
 CHECKPOINT = "callbacks=[sktspt.ResumableCheckpoint(dirname)]"
 
 #: The names removed in 0.5, each with what replaces it: the flat names that became routed
-#: settings in 0.4 (files saved under them still load, translated), and, replaced by None,
-#: the rejected options (:data:`REJECTED`).
+#: settings in 0.4 (files of 0.3 and 0.4 saved under them load, translated), and, replaced
+#: by None, the rejected options (:data:`REJECTED`).
 REMOVED: dict[str, str | None] = {
     **{k: f"architecture__{k}" for k in ("n_heads", "dim_feedforward", "dropout", "positional")},
     **{f"lighthouse_{k}": f"attention__{k}" for k in ("levels", "pool", "topk", "recovery")},
@@ -62,51 +62,28 @@ def removed_message(cls: type, name: str) -> str | None:
     return f"{cls.__name__}({name}=...) was removed in {REMOVED_IN}; use {use} instead."
 
 
-#: Names used for the same thing elsewhere (scikit-learn, PyTorch, Hugging Face), each
-#: with the parameters it may mean here, the first one that a class takes wins.
+#: Names used for the same thing elsewhere (scikit-learn, PyTorch, Hugging Face), each with
+#: the parameters it may mean here; the first one that a class takes wins. Other names get
+#: the closest spelling.
 ALIASES: dict[str, tuple[str, ...]] = {
-    **dict.fromkeys(("n_jobs", "num_threads", "threads", "n_cpus", "num_workers"),
-                    ("device__threads",)),
-    **dict.fromkeys(("n_layers", "num_layers", "layers", "n_encoder_layers",
-                     "num_encoder_layers", "num_hidden_layers"), ("depth",)),
-    **dict.fromkeys(("epochs", "n_epochs", "num_epochs", "max_iter", "n_iter"),
+    **dict.fromkeys(("n_jobs", "num_threads", "threads"), ("device__threads",)),
+    **dict.fromkeys(("n_layers", "num_layers", "layers"), ("depth",)),
+    **dict.fromkeys(("epochs", "n_epochs", "num_epochs", "max_iter"),
                     ("max_epochs", "pretrain_epochs")),
-    **dict.fromkeys(("finetune_epochs", "fine_tune_epochs", "finetuning_epochs"),
-                    ("max_epochs",)),
-    **dict.fromkeys(("pretraining_epochs", "n_pretrain_epochs", "pre_epochs"),
-                    ("pretrain_epochs",)),
-    **dict.fromkeys(("learning_rate", "learning_rate_init", "lr_rate", "lrate", "base_lr",
-                     "max_lr", "peak_lr", "eta", "step_size"), ("lr",)),
-    **dict.fromkeys(("seed", "random_seed", "rng"), ("random_state",)),
-    **dict.fromkeys(("nhead", "n_head", "num_heads", "num_attention_heads", "heads"),
-                    ("architecture__n_heads",)),
-    **dict.fromkeys(("embed_dim", "hidden_size", "hidden_dim", "d_hidden", "width",
-                     "embedding_dim", "dim"), ("d_model",)),
-    **dict.fromkeys(("d_ff", "ff_dim", "ffn_dim", "dim_ff", "intermediate_size"),
-                    ("architecture__dim_feedforward",)),
-    **dict.fromkeys(("patch_len", "patch_length", "stride"), ("tokenizer__patch_size",)),
-    **dict.fromkeys(("gpu", "cuda", "use_gpu"), ("device",)),
-    **dict.fromkeys(("early_stopping", "early_stopping_patience", "n_iter_no_change"),
-                    ("schedule__patience",)),
-    **dict.fromkeys(("mask_rate", "masking_ratio", "mask_prob"), ("masking__ratio",)),
-    **dict.fromkeys(("validation_split", "val_fraction", "val_size", "validation_size"),
-                    ("validation_fraction",)),
-    **dict.fromkeys(("dropout_rate", "drop_rate"), ("architecture__dropout",)),
-    **dict.fromkeys(("l2", "wd"), ("optimizer__weight_decay",)),
-    **dict.fromkeys(("positional_encoding", "pos_encoding"), ("architecture__positional",)),
-    **dict.fromkeys(("normalization", "normalise", "scale", "scaling"), ("normalize",)),
-    **dict.fromkeys(("dtype", "amp", "mixed_precision"), ("device__precision",)),
-    **dict.fromkeys(("checkpoint", "checkpoint_path", "output_dir", "dirname"),
-                    ("callbacks",)),
+    **dict.fromkeys(("learning_rate", "learning_rate_init"), ("lr",)),
+    **dict.fromkeys(("seed", "random_seed"), ("random_state",)),
+    **dict.fromkeys(("nhead", "n_head", "num_heads", "heads"), ("architecture__n_heads",)),
+    **dict.fromkeys(("hidden_size", "hidden_dim", "embed_dim"), ("d_model",)),
+    **dict.fromkeys(("patch_len", "patch_length"), ("tokenizer__patch_size",)),
+    **dict.fromkeys(("gpu", "cuda"), ("device",)),
+    **dict.fromkeys(("early_stopping", "n_iter_no_change"), ("schedule__patience",)),
+    **dict.fromkeys(("checkpoint", "dirname"), ("callbacks",)),
 }
 
 
 def suggest_parameter(name: str, valid: Sequence[str]) -> str | None:
-    """The parameter in ``valid`` that ``name`` most likely meant, or None.
-
-    A synonym from :data:`ALIASES` first, then the closest spelling
-    (:func:`difflib.get_close_matches`).
-    """
+    """The parameter in ``valid`` that ``name`` most likely meant, or None: a synonym from
+    :data:`ALIASES` first, then the closest spelling (:func:`difflib.get_close_matches`)."""
     for candidate in ALIASES.get(name.lower(), ()):
         if candidate in valid:
             return candidate
@@ -120,31 +97,7 @@ def unknown_keyword_message(cls: type, name: str) -> str:
     0.5, what replaced it."""
     if removed := removed_message(cls, name):
         return removed
-    if hasattr(cls, "_valid_names"):
-        valid = cls._valid_names()
-    else:
-        valid = [n for n, p in _init_parameters(cls).items() if p.kind is not p.VAR_KEYWORD]
-    message = f"{cls.__name__}.__init__() got an unexpected keyword argument {name!r}"
-    hint = suggest_parameter(name, valid)
-    return message + (f"; did you mean {hint!r}?" if hint else ".")
-
-
-class ParameterHints:
-    """Mixin: ``Cls(unknown=...)`` raises ``TypeError`` naming the closest valid parameter.
-
-    The check runs in ``__new__``, which Python calls with the constructor's arguments
-    before ``__init__``, so that ``__init__`` stays a plain function whose signature
-    scikit-learn (``get_params``, ``clone``) and sktime read. Copies and pickles call
-    ``__new__`` without arguments, which passes. A class whose ``__init__`` takes
-    ``**kwargs`` (the routed settings) checks those names itself
-    (:meth:`sktspt._routed.RoutedParams._set_routed`).
-    """
-
-    def __new__(cls, *args, **kwargs):
-        if kwargs:
-            params = _init_parameters(cls)
-            if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
-                for name in kwargs:
-                    if name not in params:
-                        raise TypeError(unknown_keyword_message(cls, name))
-        return super().__new__(cls)
+    valid = [n for n, p in _init_parameters(cls).items() if p.kind is not p.VAR_KEYWORD]
+    hint = suggest_parameter(name, [*valid, *getattr(cls, "_routed", ())])
+    return (f"{cls.__name__}.__init__() got an unexpected keyword argument {name!r}"
+            + (f"; did you mean {hint!r}?" if hint else "."))

@@ -1,25 +1,13 @@
 """The parameters of the SPT estimators: their constraints and the checks between them.
 
-Each estimator writes out its ``__init__`` (which only stores the arguments, as
-scikit-learn requires) and declares a constraint per parameter in
-``_parameter_constraints``, merged by subclasses as scikit-learn's estimators merge
-theirs::
-
-    class SPTClassifier(..., SPTBase):
-        _parameter_constraints = {**SPTBase._parameter_constraints, "mixup": ..., ...}
-
-This module holds the constraint callables, the constraints of the parameters both
-estimators share (:data:`BASE_CONSTRAINTS`), the checks between parameters
-(:data:`RELATIONS`) and :func:`validate`, which runs them at the start of ``fit``. Each
-parameter's numpydoc entry, from which the "Parameters" section of each class docstring is
-written, is :mod:`sktspt._param_docs`'; the closest valid parameter of an unknown keyword
-is :mod:`sktspt._param_hints`'.
-
-The constraints are plain callables ``check(name, value)`` that raise, so a parameter
-checked by the code that interprets it (``precision`` by
-:func:`sktspt.precision.check_precision`) points at that function instead of copying it.
-Why callables of our own rather than scikit-learn's private ``_param_validation``:
-``docs/architecture.md``.
+Each estimator declares a constraint per parameter in ``_parameter_constraints``, merged
+by subclasses as scikit-learn's estimators merge theirs; :func:`validate` runs them, then
+the checks between parameters (:data:`RELATIONS`), at the start of ``fit``. A constraint
+is a plain callable ``check(name, value)`` that raises, so a parameter checked by the code
+that interprets it points at that function (``precision``:
+:func:`sktspt.precision.check_precision`). Why not scikit-learn's private
+``_param_validation``: ``docs/architecture.md``. The parameters' docs are
+:mod:`sktspt._param_docs`', the hints for unknown keywords :mod:`sktspt._param_hints`'.
 """
 
 from __future__ import annotations
@@ -41,15 +29,8 @@ from .nn.tokenizers import TOKENIZERS
 from .nn.whitebox import ARCHITECTURES
 from .precision import check_precision
 
-__all__ = [
-    "BASE_CONSTRAINTS",
-    "Integer",
-    "Number",
-    "Options",
-    "RELATIONS",
-    "check_encoder_value",
-    "validate",
-]
+__all__ = ["BASE_CONSTRAINTS", "Integer", "Number", "Options", "RELATIONS",
+           "check_encoder_value", "validate"]
 
 PRETRAIN_OBJECTIVES = ("masked", "lejepa", "masked+sigreg")
 NORMALIZATIONS = ("auto", "global", "instance", None)
@@ -106,24 +87,26 @@ def _special(value, none: bool, auto: bool) -> bool:
 
 @dataclass(frozen=True)
 class Integer:
-    """An integer ``>= low``; optionally also None or ``"auto"``."""
+    """An integer ``>= low`` (and ``<= high``); optionally also None or ``"auto"``."""
 
     low: int
     none: bool = False
     auto: bool = False
     what: str | None = None
+    high: int | None = None
 
     def __call__(self, name: str, value) -> None:
         if _special(value, self.none, self.auto):
             return
-        if not _is_int(value) or value < self.low:
+        if not _is_int(value) or value < self.low or self.high is not None and value > self.high:
             raise ValueError(f"{name} must be {self._what()}, got {show(value)}.")
 
     def _what(self) -> str:
         if self.what:
             return self.what
         kind = "a positive integer" if self.low == 1 else "a non-negative integer"
-        return ("None or " if self.none else "'auto' or " if self.auto else "") + kind
+        return (("None or " if self.none else "'auto' or " if self.auto else "") + kind
+                + ("" if self.high is None else f" of at most {self.high}"))
 
 
 @dataclass(frozen=True)
@@ -181,16 +164,8 @@ def _augment(name: str, value) -> None:
         raise TypeError(f"{name} must be {what}, got {show(value)}.")
 
 
-#: Most threads ``n_threads`` may ask for (torch crashes on absurd counts such as 10**6).
+#: Most threads ``device__threads`` may ask for (torch crashes on counts such as 10**6).
 MAX_THREADS = 4096
-
-
-def n_threads(name: str, value) -> None:
-    """None or a positive thread count of at most :data:`MAX_THREADS`."""
-    Integer(1, none=True)(name, value)
-    if value is not None and value > MAX_THREADS:
-        raise ValueError(f"{name} must be None or a positive integer of at most "
-                         f"{MAX_THREADS}, got {show(value)}.")
 
 
 def _is_callback(value) -> bool:
@@ -271,11 +246,6 @@ def _device(name: str, value) -> None:
         )
 
 
-def precision(name: str, value) -> None:
-    """A precision :func:`sktspt.precision.check_precision` accepts."""
-    check_precision(value, name)
-
-
 #: The regressor's fine-tuning losses.
 REGRESSION_LOSSES = ("squared_error", "huber")
 #: Epochs of a phase: a count, or ``"auto"`` for a budget of optimizer steps.
@@ -327,8 +297,8 @@ BASE_CONSTRAINTS: dict[str, Callable[[str, Any], None]] = {
                                auto=True),
     "schedule__patience": Integer(1, none=True),
     "optimizer__weight_decay": Number(lambda v: 0 <= v < math.inf, "a non-negative number"),
-    "device__threads": n_threads,
-    "device__precision": precision,
+    "device__threads": Integer(1, none=True, high=MAX_THREADS),
+    "device__precision": lambda name, value: check_precision(value, name),
 }
 
 
@@ -342,13 +312,12 @@ def check_encoder_value(field: str, value) -> None:
 # --- constraints between parameters -------------------------------------------------------
 # Each takes the resolved settings (a plain dict: ``RoutedParams._settings``).
 def lighthouse(s: dict) -> Lighthouse | None:
-    """The Lighthouse settings of resolved settings ``s`` (None for dense attention); the
-    ``attention__`` settings are checked whichever attention is chosen."""
-    names = ("attention__levels", "attention__pool", "attention__topk", "attention__recovery")
-    validate(s, BASE_CONSTRAINTS, ("attention", *names))
+    """The Lighthouse settings of resolved, validated settings ``s`` (None for dense
+    attention), refused where its tiles are too large or no layer would be sparse."""
     if s["attention"] == "dense":
         return None
-    levels, pool, topk, recovery = (s[name] for name in names)
+    levels, pool, topk, recovery = (s[f"attention__{k}"] for k in ("levels", "pool", "topk",
+                                                                   "recovery"))
     cfg = Lighthouse(levels=int(levels), pool=int(pool), topk=int(topk),
                      recovery=float(recovery))
     if cfg.tile_tokens > 2**24:

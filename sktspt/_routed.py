@@ -3,16 +3,9 @@ skorch routes ``module__x`` to the module's own constructor (``get_params_for``)
 
 An estimator names each group's component in ``_routes`` (``{"attention": Lighthouse}``);
 the group's settings are the component's keyword-only arguments, with the defaults of its
-signature (:func:`routed_defaults`, read with :func:`inspect.signature` as scikit-learn
-reads ``__init__``) and the documentation of its docstring (:mod:`sktspt._param_docs`).
-:class:`RoutedParams` stores the settings given, returns them from ``get_params`` and
-takes them in ``set_params`` (so ``clone``, pickling and ``GridSearchCV`` over
-``attention__levels`` work); :meth:`RoutedParams._settings` resolves every parameter and
-setting into the one plain dict that the internals read.
-
-The old flat names (``mask_ratio`` for ``masking__ratio``) and the options the project's
-evidence rejected were removed in 0.5: passing one raises ``TypeError`` saying so
-(:data:`sktspt._param_hints.REMOVED`).
+signature (:func:`routed_defaults`) and the documentation of its docstring
+(:mod:`sktspt._param_docs`). The names removed in 0.5 raise ``TypeError`` saying what
+replaced them (:data:`sktspt._param_hints.REMOVED`).
 """
 
 from __future__ import annotations
@@ -47,20 +40,15 @@ def routed_defaults(routes: dict) -> dict[str, Any]:
 class RoutedParams:
     """Mixin: routed ``<group>__<name>`` settings beside the explicit parameters.
 
-    A class names each group's component (``_routes``), from which its routed settings and
-    their defaults follow (``_routed``, :func:`routed_defaults`); its ``__init__`` stores its
-    explicit parameters and calls :meth:`_set_routed` with the rest of its keywords. The
-    settings given are kept in one private mapping (``_routed_values``), not as
-    attributes, so that the instance's public attributes are exactly its explicit
-    parameters (scikit-learn's convention); ``est.attention__levels`` still reads a
-    setting (given, or its default).
+    ``__init__`` stores the explicit parameters and passes the other keywords to
+    :meth:`_set_routed`, which keeps them in one private mapping (``_routed_values``), so
+    that the public attributes are exactly the explicit parameters (scikit-learn's
+    convention); ``est.attention__levels`` still reads a setting, given or its default.
+    ``get_params``, ``set_params``, ``clone``, pickling and ``GridSearchCV`` see them.
 
-    As scikit-learn asks, neither ``__init__`` nor ``set_params`` checks a value: a
-    keyword that is no parameter or setting (a typo) is kept, returned by ``get_params``
-    so that ``clone`` keeps it too, and ``fit`` refuses it with a ``TypeError`` that names
-    the closest valid name (:meth:`_check_routed`), as LightGBM's estimators do with
-    theirs. A name removed in 0.5 can never become valid: it raises ``TypeError`` at once,
-    saying what replaced it.
+    As scikit-learn asks, neither ``__init__`` nor ``set_params`` checks a value: a typo is
+    kept (and cloned) and ``fit`` refuses it naming the closest valid name, as LightGBM
+    does. A name removed in 0.5 can never become valid: it raises ``TypeError`` at once.
     """
 
     _routes: dict[str, Any] = {}
@@ -69,12 +57,6 @@ class RoutedParams:
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         cls._routed = routed_defaults(cls._routes)
-
-    @classmethod
-    def _valid_names(cls) -> list[str]:
-        """The names a user should write: explicit parameters and routed settings."""
-        explicit = [n for n, p in _init_parameters(cls).items() if p.kind is not p.VAR_KEYWORD]
-        return explicit + list(cls._routed)
 
     @classmethod
     def _refuse_removed(cls, names) -> None:

@@ -2,17 +2,10 @@
 
 The two-phase ``fit`` of :class:`~sktspt.SPTClassifier` and :class:`~sktspt.SPTRegressor`
 lives here once: pretraining on the training series (or taking a fitted ``pretrainer``),
-then fine-tuning the whole network with a task head through
-:class:`~sktspt.training.Trainer`, with sample weights, mixup and warm start. A task says
-only what is its own, through these hooks:
-
-- :meth:`SupervisedSPT._fit_targets` and :meth:`SupervisedSPT._continue_targets`: the
-  targets as the network trains on them (class indices, standardised values), fixing
-  what fit learns about them;
-- :meth:`SupervisedSPT._task_net`: the fine-tuning net's class, its head and its loss;
-- :meth:`SupervisedSPT._stratify`: the targets a validation split is stratified on, if any;
-- :meth:`SupervisedSPT._choose_augment`: what ``augment="auto"`` means for the task;
-- the output methods (``predict_proba``, ``predict``).
+then fine-tuning the whole network with a task head, with sample weights, mixup and warm
+start. A task gives its targets (``_fit_targets``, ``_continue_targets``), its net, head
+and loss (``_task_net``), its validation strata (``_stratify``), what ``augment="auto"``
+means for it (``_choose_augment``) and its outputs (``predict``, ``predict_proba``).
 """
 
 from __future__ import annotations
@@ -60,12 +53,10 @@ class Pretraining:
 
 
 class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
-    """Self-pretraining, then fine-tuning on targets: what every supervised task shares.
+    """Self-pretraining, then fine-tuning on targets (the hooks: :mod:`sktspt._supervised`).
 
-    Not an estimator of its own: :class:`~sktspt.SPTClassifier` and
-    :class:`~sktspt.SPTRegressor` subclass it and implement the hooks listed in
-    :mod:`sktspt._supervised`. ``fit`` draws its random numbers in one fixed order
-    (seed, pretraining, fine-tuning), whatever the task.
+    ``fit`` draws its random numbers in one fixed order (seed, pretraining, fine-tuning),
+    whatever the task.
     """
 
     #: With ``schedule__steps="auto"`` a fit trains at least this many epochs of its
@@ -114,27 +105,8 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
     # --- fit --------------------------------------------------------------------------
     @estimator_call
     def fit(self, X, y, X_unlabeled=None, sample_weight=None):
-        """Self-pretrain on ``X`` (and ``X_unlabeled``), then fine-tune on ``(X, y)``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_instances, n_channels, n_timepoints) or (n, t)
-            Training series; also a list of series of unequal length or an sktime panel.
-            NaN marks missing values.
-        y : array-like of shape (n_instances,) or (n_instances, n_outputs)
-            Targets: class labels for a classifier, numbers for a regressor.
-        X_unlabeled : array-like, optional
-            Extra series used for pretraining only.
-        sample_weight : array-like of shape (n_instances,), optional
-            Non-negative weights of the series in the fine-tuning loss; each batch's loss
-            is the weighted mean of its series' losses, with the weights scaled to mean 1
-            over the training set.
-
-        Returns
-        -------
-        self
-            The fitted estimator.
-        """
+        """Self-pretrain on ``X`` (and ``X_unlabeled``), then fine-tune on ``(X, y)`` (the
+        tasks' ``fit`` documents the arguments)."""
         s = self._settings()
         if self.warm_start and hasattr(self, "net_"):
             return self._continue(X, y, sample_weight)
@@ -180,25 +152,17 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
             if self.max_epochs_ > 0:
                 trainer.train(net, net_input(Xp, weights), y_enc, self.max_epochs_,
                               "fine-tuning")
-        self.net_ = net
-        settle_eval(net.module_)
-        self.encoder_ = self.net_.module_.encoder
-        self.history_ = self.net_.history
-        return self
+        return self._fitted(net)
 
     def _auto_budget(self, phase: str, per_epoch: int = 0) -> int:
         """The optimizer steps an ``"auto"`` phase aims at.
 
-        Where both phases are ``"auto"`` and this fit pretrains, they split
-        ``2 * schedule__steps`` by ``schedule__pretrain_share``: equal total steps to the
-        from-scratch control (``pretrain_epochs=0``, ``schedule__steps`` doubled) whatever
-        the split. With ``schedule__steps="auto"`` a fit that neither pretrains nor starts
-        from a pretrainer takes both phases' steps in fine-tuning (that control, by
-        default). Fine-tuning from a shipped encoder (``pretrainer="archive"``) aims at
-        :data:`sktspt.pretrained.FINETUNE_STEPS` unless ``schedule__steps`` is given.
-        With ``schedule__steps="auto"`` the fit's steps also cover at least
-        ``_auto_min_epochs`` epochs of the labelled series (``per_epoch`` steps each), at
-        most ``_auto_max_steps``: the budget grows with a large training set.
+        Both phases ``"auto"`` in a fit that pretrains split ``2 * schedule__steps`` by
+        ``schedule__pretrain_share``: the steps of the from-scratch control, which (with
+        ``schedule__steps="auto"``) takes both phases' steps in fine-tuning. From a shipped
+        encoder: :data:`sktspt.pretrained.FINETUNE_STEPS` unless ``schedule__steps`` is
+        given. ``schedule__steps="auto"`` also covers at least ``_auto_min_epochs`` epochs
+        of ``per_epoch`` steps, at most ``_auto_max_steps``.
         """
         s = self._settings()
         steps, share = s["schedule__steps"], s["schedule__pretrain_share"]
@@ -220,8 +184,7 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
 
     def _planned_steps(self, n: int, n_unlabeled: int = 0, y=None) -> int:
         """The optimizer steps a fit on ``n`` labelled and ``n_unlabeled`` unlabelled series
-        takes (pretraining on both, then fine-tuning), before
-        fitting: what a from-scratch control needs for equal steps."""
+        takes (pretraining on both, then fine-tuning): what a control needs for equal steps."""
         self._check_params()
         trainer, seed = self._trainer(), self._seed()
         y_enc = None if y is None else self._stratify(np.unique(y, return_inverse=True)[1])
@@ -354,25 +317,12 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
             **task,
             augmentation=self._augmentation(),
             augment_seed=seed + 2,  # pretraining's mask streams use seed and seed + 1
-            mixup_alpha=self._mixup_alpha(),
-            mixup_kind=self._mixup_kind(),
+            mixup_alpha=float(self.mixup_),
+            mixup_kind=self.mixup_kind_,
             **({"criterion__reduction": "none"} if weighted else {}),
             **trainer.net_kwargs(n, epochs, seed, stratify, self.callbacks, phase),
             **{f"module__{k}": v for k, v in self.encoder_kwargs_.items()},
         )
-
-    def _mixup_alpha(self) -> float:
-        """``mixup`` as fit resolved it (``mixup_``), or as set where fit did not record it.
-
-        A classifier pickled before ``mixup_`` existed has only the number in ``mixup``;
-        :func:`sktspt.compress.fuse_layers` rebuilds such a one's net.
-        """
-        return float(self.__dict__.get("mixup_", self.mixup))
-
-    def _mixup_kind(self) -> str:
-        """``mixup__kind`` as fit resolved it (``mixup_kind_``); pickles from before mixup
-        kinds blended."""
-        return self.__dict__.get("mixup_kind_", "blend")
 
     def _continue(self, X, y, sample_weight=None):
         """Warm start: more fine-tuning epochs on the current weights."""
@@ -399,9 +349,3 @@ class SupervisedSPT(EmbeddingTransformerMixin, SPTBase):
         settle_eval(self.net_.module_)
         return self
 
-    # --- outputs ------------------------------------------------------------------------
-    @estimator_call
-    def transform(self, X) -> np.ndarray:
-        """Pooled embeddings ``(n_instances, d_model)`` from the fine-tuned encoder."""
-        check_is_fitted(self, "net_")
-        return self._embed(self.net_.module_, self._input(X))

@@ -13,7 +13,6 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._base import estimator_call
 from ._param_docs import document_parameters
-from ._param_hints import ParameterHints
 from ._params import Integer, Number, class_weight_or_none
 from ._params import show as _show
 from ._supervised import SupervisedSPT
@@ -51,7 +50,7 @@ TURN_BLOCK_VALUES = 2**24
 
 
 @document_parameters()
-class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
+class SPTClassifier(ClassifierMixin, SupervisedSPT):
     """Time-series transformer classifier, with optional self-pretraining (SPT).
 
     With ``pretrain_epochs="auto"`` (or a count), ``fit(X, y)`` first trains the network
@@ -109,17 +108,12 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
     (3,)
     """
 
-    #: An ``"auto"`` phase counts an epoch of fewer batches as this many, so on a training
-    #: set of fewer than 160 series (at batch 16) a phase runs at most a tenth of its step
-    #: budget in epochs (50 pretraining and 150 fine-tuning, or 200 from scratch) instead
-    #: of the whole budget: on small sets the extra epochs cost time without accuracy
-    #: (``docs/tuning-history.md``, round 42). Where pretraining also sees ``X_unlabeled``
-    #: its epochs count on all its series.
+    #: An ``"auto"`` phase counts an epoch of fewer batches as this many: on small sets the
+    #: extra epochs of the whole budget cost time without accuracy (``docs/tuning-history.md``,
+    #: round 42; the ``max_epochs`` doc says what it means).
     _auto_min_batches = 10
-    #: An ``"auto"`` budget trains at least 50 epochs (at most 16,000 steps): on 70/30 cuts
-    #: of the archive's 16 large training splits +1.6 points over the flat 2,000 steps,
-    #: 8 wins, 8 draws, no loss, Wilcoxon p = 0.012 (``docs/results-budget.md``). Training
-    #: sets under about 640 series (every shipped set) keep their 2,000 steps.
+    #: An ``"auto"`` budget trains at least 50 epochs (at most 16,000 steps): +1.6 points on
+    #: the archive's 16 large training splits (``docs/results-budget.md``).
     _auto_min_epochs = 50
 
     _parameter_constraints: dict = {
@@ -136,32 +130,12 @@ class SPTClassifier(ParameterHints, ClassifierMixin, SupervisedSPT):
     _routes = {**SupervisedSPT._routes, "criterion": CrossEntropyLoss, "early_exit": EarlyExit}
 
     def __init__(
-        self,
-        *,
-        depth=3,
-        d_model=64,
-        tokenizer="rocket",
-        architecture="transformer",
-        attention="dense",
-        normalize="auto",
-        masking="span",
-        pretrain_objective="masked",
-        pretrain_epochs=0,
-        max_epochs="auto",
-        lr=1e-3,
-        batch_size=16,
-        augment="auto",
-        mixup="auto",
-        class_weight=None,
-        early_exit=None,
-        pretrainer=None,
-        validation_fraction=0.0,
-        callbacks=None,
-        random_state=None,
-        device="cpu",
-        verbose=0,
-        warm_start=False,
-        **kwargs,
+        self, *, depth=3, d_model=64, tokenizer="rocket", architecture="transformer",
+        attention="dense", normalize="auto", masking="span", pretrain_objective="masked",
+        pretrain_epochs=0, max_epochs="auto", lr=1e-3, batch_size=16, augment="auto",
+        mixup="auto", class_weight=None, early_exit=None, pretrainer=None,
+        validation_fraction=0.0, callbacks=None, random_state=None, device="cpu", verbose=0,
+        warm_start=False, **kwargs,
     ) -> None:
         self.depth = depth
         self.d_model = d_model

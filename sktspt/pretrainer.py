@@ -9,7 +9,6 @@ from sklearn.utils.validation import check_is_fitted
 from ._base import EmbeddingTransformerMixin, SPTBase, estimator_call
 from ._concurrency import settle_eval
 from ._param_docs import PRETRAINER_DOCS, document_parameters
-from ._param_hints import ParameterHints
 from .data import check_panel
 from .training import LeJEPANet
 
@@ -17,7 +16,7 @@ __all__ = ["SPTPretrainer"]
 
 
 @document_parameters(PRETRAINER_DOCS)
-class SPTPretrainer(ParameterHints, EmbeddingTransformerMixin, SPTBase):
+class SPTPretrainer(EmbeddingTransformerMixin, SPTBase):
     """Self-pretrain a transformer encoder on unlabelled time series.
 
     ``fit`` hides part of each series (see ``masking``) and trains the encoder to
@@ -44,7 +43,7 @@ class SPTPretrainer(ParameterHints, EmbeddingTransformerMixin, SPTBase):
     pretrain_epochs_ : int
         The pretraining epochs (what ``pretrain_epochs="auto"`` resolved to).
     max_epochs_ : int
-        Deprecated alias of ``pretrain_epochs_``.
+        Deprecated alias of ``pretrain_epochs_`` (read-only).
     n_channels_, n_timepoints_, patch_size_ : int
         Shape facts fixed at fit.
 
@@ -62,25 +61,10 @@ class SPTPretrainer(ParameterHints, EmbeddingTransformerMixin, SPTBase):
     _removed = {"max_epochs": "pretrain_epochs"}
 
     def __init__(
-        self,
-        *,
-        depth=3,
-        d_model=64,
-        tokenizer="rocket",
-        architecture="transformer",
-        attention="dense",
-        normalize="auto",
-        masking="span",
-        pretrain_objective="masked",
-        pretrain_epochs="auto",
-        lr=1e-3,
-        batch_size=16,
-        augment="auto",
-        validation_fraction=0.0,
-        callbacks=None,
-        random_state=None,
-        device="cpu",
-        verbose=0,
+        self, *, depth=3, d_model=64, tokenizer="rocket", architecture="transformer",
+        attention="dense", normalize="auto", masking="span", pretrain_objective="masked",
+        pretrain_epochs="auto", lr=1e-3, batch_size=16, augment="auto",
+        validation_fraction=0.0, callbacks=None, random_state=None, device="cpu", verbose=0,
         **kwargs,
     ) -> None:
         self.depth = depth
@@ -111,12 +95,9 @@ class SPTPretrainer(ParameterHints, EmbeddingTransformerMixin, SPTBase):
         seed = self._resume_seed(self._seed(), X)
         with self._seeded(seed):
             self.pretrain_epochs_ = trainer.epochs(epochs, len(X), seed)
-            self.net_ = self._pretrain(
-                trainer, self._prepare(X), self.pretrain_epochs_, seed, self.callbacks)
-        settle_eval(self.net_.module_)
-        self.encoder_ = self.net_.module_.encoder
-        self.history_ = self.net_.history
-        return self
+            net = self._pretrain(trainer, self._prepare(X), self.pretrain_epochs_, seed,
+                                 self.callbacks)
+        return self._fitted(net)
 
     def _restored_net(self, trainer):
         return self._pretrain_net(trainer, 0, 0, 0, None, None)
@@ -125,25 +106,6 @@ class SPTPretrainer(ParameterHints, EmbeddingTransformerMixin, SPTBase):
     def max_epochs_(self) -> int:
         """Deprecated alias of ``pretrain_epochs_`` (the pretraining epochs)."""
         return self.pretrain_epochs_
-
-    @max_epochs_.setter
-    def max_epochs_(self, value: int) -> None:  # files and pickles of sktspt 0.2.0 and before
-        self.pretrain_epochs_ = value
-
-    def __setstate__(self, state: dict) -> None:
-        # Pickles of sktspt 0.2.0 and before call the pretraining epochs max_epochs.
-        if "pretrain_epochs" not in state:
-            state["pretrain_epochs"] = state.pop("max_epochs", "auto")
-            if "max_epochs_" in state:
-                state["pretrain_epochs_"] = state.pop("max_epochs_")
-        state.pop("max_epochs", None)
-        super().__setstate__(state)
-
-    @estimator_call
-    def transform(self, X) -> np.ndarray:
-        """Pooled embeddings ``(n_instances, d_model)`` of ``X``."""
-        check_is_fitted(self, "net_")
-        return self._embed(self.net_.module_, self._input(X))
 
     @estimator_call
     def reconstruct(self, X, hidden=None) -> np.ndarray:

@@ -9,7 +9,6 @@ from sklearn.utils.validation import check_array, check_is_fitted
 
 from ._base import estimator_call
 from ._param_docs import REGRESSOR_DOCS, document_parameters
-from ._param_hints import ParameterHints
 from ._params import REGRESSION_LOSSES, Options, show
 from ._supervised import SupervisedSPT
 from .data import check_finite_output
@@ -69,7 +68,7 @@ def check_targets(y, n_instances: int, owner: str = "SPTRegressor") -> np.ndarra
 
 
 @document_parameters(REGRESSOR_DOCS)
-class SPTRegressor(ParameterHints, RegressorMixin, SupervisedSPT):
+class SPTRegressor(RegressorMixin, SupervisedSPT):
     """Time-series transformer regressor with self-pretraining (SPT).
 
     ``fit(X, y)`` first trains the network to reconstruct masked values of the
@@ -133,33 +132,13 @@ class SPTRegressor(ParameterHints, RegressorMixin, SupervisedSPT):
     }
 
     def __init__(
-        self,
-        *,
-        depth=3,
-        d_model=64,
-        tokenizer="rocket",
-        architecture="transformer",
-        attention="dense",
-        normalize="auto",
-        masking="span",
-        pretrain_objective="masked",
-        pretrain_epochs="auto",
-        max_epochs="auto",
-        lr=1e-3,
-        batch_size=16,
-        loss="squared_error",
-        augment="auto",
-        mixup="auto",
-        pretrainer=None,
-        validation_fraction=0.0,
-        callbacks=None,
-        random_state=None,
-        device="cpu",
-        verbose=0,
-        warm_start=False,
-        **kwargs,
-    ):
-        """Store the parameters as given; see :class:`SPTRegressor`."""
+        self, *, depth=3, d_model=64, tokenizer="rocket", architecture="transformer",
+        attention="dense", normalize="auto", masking="span", pretrain_objective="masked",
+        pretrain_epochs="auto", max_epochs="auto", lr=1e-3, batch_size=16,
+        loss="squared_error", augment="auto", mixup="auto", pretrainer=None,
+        validation_fraction=0.0, callbacks=None, random_state=None, device="cpu", verbose=0,
+        warm_start=False, **kwargs,
+    ) -> None:
         self.depth = depth
         self.d_model = d_model
         self.tokenizer = tokenizer

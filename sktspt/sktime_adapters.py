@@ -1,32 +1,21 @@
 """sktime adapters: the SPT estimators as an sktime classifier, regressor and transformer.
 
 sktime's ``ClassificationBenchmark``, ``evaluate``, pipelines and tuners accept only
-sktime's own estimator types; a scikit-learn estimator raises ``TypeError`` there or
-scores NaN. These adapters are thin on purpose: they take exactly the parameters of
-the core estimator, build it in ``_fit`` and delegate. The core estimators do not
-inherit from sktime's base classes because sktime's ``fit`` calls ``reset()``, which
-wipes non-parameter state, and because the core should not import sktime at import
-time. This module is imported lazily by ``sktspt.__getattr__``.
+sktime's own estimator types. These adapters are thin: they take exactly the parameters
+of the core estimator, build it in ``_fit`` and delegate. The core estimators do not
+inherit from sktime's base classes because sktime's ``fit`` calls ``reset()``, which wipes
+non-parameter state, and because the core should not import sktime at import time (this
+module is imported lazily by ``sktspt.__getattr__``).
 
-How an adapter gets its parameters: from its estimator, written nowhere here.
-:func:`_takes_the_parameters_of` gives each adapter an ``__init__`` whose signature
-(``__signature__``) is its estimator's, less the parameters that cannot apply in sktime,
-and which stores the arguments as given, defaults from that signature, as scikit-learn
-requires. scikit-learn and sktime (skbase) read parameter names and defaults from
-``inspect.signature(cls.__init__)``, which honours ``__signature__``, so ``get_params``,
-``set_params``, ``clone``, ``reset``, the repr and the "Parameters" section of the
-docstring (from the estimator's own doc table) all see the estimator's parameters; a new
-parameter of an estimator is a parameter of its adapter without an edit here.
+An adapter's parameters are its estimator's, written nowhere here:
+:func:`_takes_the_parameters_of` gives it an ``__init__`` whose ``__signature__`` is the
+estimator's (less what cannot apply in sktime, the routed settings written out), which
+scikit-learn and skbase read for ``get_params``, ``clone``, ``reset``, the repr and the
+docstring. sktime's delegation mixins (``_DelegatedClassifier``) would save the two-line
+``_fit``/``_predict``, not the parameter list.
 
-Why not sktime's delegation mixins (``_DelegatedClassifier`` and its siblings): they
-forward ``_fit``/``_predict`` to an sktime estimator already built in ``__init__`` as
-``estimator_``, and leave ``get_params``/``set_params`` and the signature to the subclass,
-which still writes every parameter out (as ``RocketClassifier`` does). They save the
-two-line ``_fit``/``_predict`` here, not the parameter list.
-
-Unequal lengths and missing values need no conversion here: sktime hands over a 3D
-array (equal length) or a list of ``(time, channel)`` data frames (unequal length),
-and the core codes both gaps and padding as NaN.
+sktime hands over a 3D array (equal length) or a list of ``(time, channel)`` data frames
+(unequal length); the core codes both gaps and padding as NaN.
 """
 
 from __future__ import annotations
@@ -41,7 +30,7 @@ from sktime.regression.base import BaseRegressor
 from sktime.transformations.base import BaseTransformer
 
 from ._param_docs import document_parameters
-from ._param_hints import ParameterHints
+from ._param_hints import unknown_keyword_message
 from .classifier import SPTClassifier
 from .pretrainer import SPTPretrainer
 from .regressor import SPTRegressor
@@ -72,12 +61,10 @@ _TINY = dict(depth=1, architecture__n_heads=2, architecture__dim_feedforward=16,
 def _takes_the_parameters_of(estimator: type, less: Sequence[str] = ()):
     """Class decorator: the adapter's parameters and their docs are ``estimator``'s.
 
-    Gives the class an ``__init__`` with the signature of ``estimator.__init__`` less the
-    parameters in ``less``, its routed settings (``attention__levels``, ...) written out
-    as keyword-only parameters with their defaults (their components' signatures)
-    (sktime allows no ``**kwargs`` in a constructor), which stores each argument under
-    its name and then calls the sktime base class's ``__init__``; and fills the
-    docstring's ``<parameters>`` from the estimator's doc table.
+    The ``__init__`` has ``estimator.__init__``'s signature less ``less``, with the routed
+    settings as keyword-only parameters (sktime allows no ``**kwargs``); it stores each
+    argument and calls the sktime base class's ``__init__``. The docstring's
+    ``<parameters>`` comes from the estimator's doc table.
     """
     signature = inspect.signature(estimator.__init__)
     if unknown := set(less) - set(signature.parameters):
@@ -90,6 +77,9 @@ def _takes_the_parameters_of(estimator: type, less: Sequence[str] = ()):
 
     def decorate(cls: type) -> type:
         def __init__(self, *args, **kwargs) -> None:
+            for name in kwargs:  # Python's TypeError, naming the closest parameter
+                if name not in signature.parameters:
+                    raise TypeError(unknown_keyword_message(cls, name))
             arguments = signature.bind(self, *args, **kwargs)
             arguments.apply_defaults()
             for name, value in arguments.arguments.items():
@@ -100,20 +90,52 @@ def _takes_the_parameters_of(estimator: type, less: Sequence[str] = ()):
         __init__.__signature__ = signature
         __init__.__qualname__ = f"{cls.__qualname__}.__init__"
         cls.__init__ = __init__
-        cls._routes, cls._routed = estimator._routes, estimator._routed  # the estimator's
+        cls._estimator, cls._routes, cls._routed = estimator, estimator._routes, estimator._routed
         cls._removed = getattr(estimator, "_removed", {})  # its names removed in 0.5
         return document_parameters(estimator._parameter_docs)(cls)
 
     return decorate
 
 
-class _RoutedByName:
-    """``set_params`` for the routed settings written out as parameters.
+class _Adapter:
+    """What the adapters share: delegation to ``estimator_``, ``set_params`` of the routed
+    settings, sktime's test parameters, and ``save(path)`` with the file where ``path`` says.
 
     skbase reads ``attention__levels`` as the setting ``levels`` of an estimator-valued
-    parameter ``attention``; here it is a parameter of its own, set by name (and the
-    object reset, as skbase's ``set_params`` does).
+    parameter ``attention``; here it is a parameter of its own, set by name (and the object
+    reset, as skbase's ``set_params`` does). sktime's own ``save("c.sktspt")`` wrote
+    ``c.sktspt.zip`` and then failed opening ``c.zip``; here a path with an extension is the
+    file written (sktime's zip), and one without gets ``.zip``, so that
+    ``sktime.base.load("c")`` finds ``c.zip``; load it with ``sktime.base.load(Path(path))``.
+    ``estimator_.save(path)`` writes sktspt's own format (no pickle), read by ``sktspt.load``.
     """
+
+    #: The keyword arguments of :meth:`get_test_params`'s two tiny configurations.
+    _test_params: tuple[dict, dict] = ({}, {})
+
+    @classmethod
+    def get_test_params(cls, parameter_set: str = "default") -> list[dict]:
+        """Two tiny, fast configurations for sktime's estimator checks.
+
+        Parameters
+        ----------
+        parameter_set : str, default="default"
+            Unused; sktime passes it to every estimator.
+
+        Returns
+        -------
+        list of dict
+            Keyword arguments for two tiny instances (different positions and masking).
+        """
+        return [{**params, **_TINY} for params in cls._test_params]
+
+    def _fit(self, X, y=None):
+        # The estimator of the class (_takes_the_parameters_of), with the same parameters.
+        self.estimator_ = self._estimator(**self.get_params(deep=False)).fit(X, y)
+        return self
+
+    def _predict(self, X) -> np.ndarray:
+        return self.estimator_.predict(X)
 
     def set_params(self, **params):
         routed = {key: params.pop(key) for key in list(params) if key in self._routed}
@@ -124,20 +146,6 @@ class _RoutedByName:
         if routed:
             self.reset()
         return self
-
-
-class _SavedWhereAsked:
-    """sktime's ``save(path)`` with the file where ``path`` says.
-
-    sktime's own ``save`` makes ``path`` a folder, zips it to ``<path>.zip`` and then opens
-    ``<stem>.zip``: ``save("c.sktspt")`` wrote ``c.sktspt.zip`` and failed with
-    ``FileNotFoundError: c.zip``. Here a path with an extension is the file written
-    (any extension; the file is sktime's zip), and a path without one gets ``.zip``
-    appended, as in sktime, so that ``sktime.base.load("c")`` finds ``c.zip``. Load the file
-    with ``sktime.base.load(Path(path))`` (a ``Path``: a ``str`` makes sktime append
-    ``.zip``). The fitted core estimator, ``estimator_``, saves to sktspt's own format
-    (no pickle) with ``estimator_.save(path)``, loaded by ``sktspt.load``.
-    """
 
     def save(self, path=None, serialization_format="pickle"):
         if path is None:
@@ -162,7 +170,7 @@ class _SavedWhereAsked:
 
 
 @_takes_the_parameters_of(SPTClassifier, less=("warm_start",))
-class SPTClassifierSktime(_SavedWhereAsked, _RoutedByName, ParameterHints, BaseClassifier):
+class SPTClassifierSktime(_Adapter, BaseClassifier):
     """:class:`~sktspt.SPTClassifier` as an sktime classifier.
 
     Trains a transformer on the labels inside ``fit``, from scratch by default, or
@@ -204,43 +212,19 @@ class SPTClassifierSktime(_SavedWhereAsked, _RoutedByName, ParameterHints, BaseC
         "y_inner_mtype": "numpy1D",
     }
 
-    def _fit(self, X, y) -> SPTClassifierSktime:
-        self.estimator_ = SPTClassifier(**self.get_params(deep=False)).fit(X, y)
-        return self
-
-    def _predict(self, X) -> np.ndarray:
-        return self.estimator_.predict(X)
-
     def _predict_proba(self, X) -> np.ndarray:
         # Both sort the labels, so the columns already follow sktime's ``classes_``.
         return self.estimator_.predict_proba(X)
 
-    @classmethod
-    def get_test_params(cls, parameter_set: str = "default") -> list[dict]:
-        """Two tiny, fast configurations for sktime's estimator checks.
-
-        Parameters
-        ----------
-        parameter_set : str, default="default"
-            Unused; sktime passes it to every estimator.
-
-        Returns
-        -------
-        list of dict
-            Keyword arguments for two instances: one with pretraining and a held-out
-            validation split, one with other positions and masking and no split.
-        """
-        return [
-            dict(d_model=16, pretrain_epochs=1, max_epochs=2, random_state=0, **_TINY),
-            dict(
-                d_model=8, architecture__positional="rotary", masking="random", pretrain_epochs=1,
-                max_epochs=1, validation_fraction=0.0, random_state=1, **_TINY,
-            ),
-        ]
+    _test_params = (
+        dict(d_model=16, pretrain_epochs=1, max_epochs=2, random_state=0),
+        dict(d_model=8, architecture__positional="rotary", masking="random", pretrain_epochs=1,
+             max_epochs=1, validation_fraction=0.0, random_state=1),
+    )
 
 
 @_takes_the_parameters_of(SPTRegressor, less=("warm_start",))
-class SPTRegressorSktime(_SavedWhereAsked, _RoutedByName, ParameterHints, BaseRegressor):
+class SPTRegressorSktime(_Adapter, BaseRegressor):
     """:class:`~sktspt.SPTRegressor` as an sktime regressor.
 
     Self-pretrains a transformer on the training series (masked reconstruction), then
@@ -281,41 +265,16 @@ class SPTRegressorSktime(_SavedWhereAsked, _RoutedByName, ParameterHints, BaseRe
         "y_inner_mtype": "numpy2D",
     }
 
-    def _fit(self, X, y) -> SPTRegressorSktime:
-        self.estimator_ = SPTRegressor(**self.get_params(deep=False)).fit(X, y)
-        return self
-
-    def _predict(self, X) -> np.ndarray:
-        return self.estimator_.predict(X)
-
-    @classmethod
-    def get_test_params(cls, parameter_set: str = "default") -> list[dict]:
-        """Two tiny, fast configurations for sktime's estimator checks.
-
-        Parameters
-        ----------
-        parameter_set : str, default="default"
-            Unused; sktime passes it to every estimator.
-
-        Returns
-        -------
-        list of dict
-            Keyword arguments for two instances: one with pretraining and a held-out
-            validation split and the squared error, one with other positions and masking,
-            no split and the Huber loss.
-        """
-        return [
-            dict(d_model=16, pretrain_epochs=1, max_epochs=2, validation_fraction=0.2,
-                 random_state=0, **_TINY),
-            dict(
-                d_model=8, architecture__positional="rotary", masking="random", loss="huber",
-                pretrain_epochs=1, max_epochs=1, random_state=1, **_TINY,
-            ),
-        ]
+    _test_params = (
+        dict(d_model=16, pretrain_epochs=1, max_epochs=2, validation_fraction=0.2,
+             random_state=0),
+        dict(d_model=8, architecture__positional="rotary", masking="random", loss="huber",
+             pretrain_epochs=1, max_epochs=1, random_state=1),
+    )
 
 
 @_takes_the_parameters_of(SPTPretrainer)
-class SPTTransformerSktime(_SavedWhereAsked, _RoutedByName, ParameterHints, BaseTransformer):
+class SPTTransformerSktime(_Adapter, BaseTransformer):
     """:class:`~sktspt.SPTPretrainer` as an sktime transformer: a panel in, embeddings out.
 
     ``fit`` self-pretrains a transformer encoder on the series (masked
@@ -360,32 +319,12 @@ class SPTTransformerSktime(_SavedWhereAsked, _RoutedByName, ParameterHints, Base
         "capability:missing_values:removes": True,
     }
 
-    def _fit(self, X, y=None) -> SPTTransformerSktime:
-        self.estimator_ = SPTPretrainer(**self.get_params(deep=False)).fit(X)
-        return self
-
     def _transform(self, X, y=None) -> pd.DataFrame:
         embeddings = self.estimator_.transform(X)
         return pd.DataFrame(embeddings, columns=self.estimator_.get_feature_names_out())
 
-    @classmethod
-    def get_test_params(cls, parameter_set: str = "default") -> list[dict]:
-        """Two tiny, fast configurations for sktime's estimator checks.
-
-        Parameters
-        ----------
-        parameter_set : str, default="default"
-            Unused; sktime passes it to every estimator.
-
-        Returns
-        -------
-        list of dict
-            Keyword arguments for two instances with different positions and masking.
-        """
-        return [
-            dict(d_model=16, pretrain_epochs=1, random_state=0, **_TINY),
-            dict(
-                d_model=8, architecture__positional="alibi", masking="block", pretrain_epochs=1,
-                validation_fraction=0.0, random_state=1, **_TINY,
-            ),
-        ]
+    _test_params = (
+        dict(d_model=16, pretrain_epochs=1, random_state=0),
+        dict(d_model=8, architecture__positional="alibi", masking="block", pretrain_epochs=1,
+             validation_fraction=0.0, random_state=1),
+    )

@@ -80,10 +80,9 @@ def test_temporary_files_of_killed_saves_are_removed(fitted, tmp_path):
     import fcntl
 
     stale = tmp_path / ".m.sktspt.0123456789abcdef.tmp"  # a killed save of this version
-    legacy = tmp_path / "m.sktspt.999999999.tmp"  # of earlier versions (no such process)
     live = tmp_path / ".m.sktspt.fedcba9876543210.tmp"  # a save still running
     other = tmp_path / ".other.0123456789abcdef.tmp"  # another file's
-    for p in (stale, legacy, live, other):
+    for p in (stale, live, other):
         p.write_bytes(b"partial")
     with open(live, "rb") as held:
         fcntl.flock(held.fileno(), fcntl.LOCK_EX)

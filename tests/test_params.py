@@ -208,27 +208,10 @@ def test_the_sktime_transformer_takes_pretrain_epochs_and_names_it_for_the_old_s
         SPTTransformerSktime(max_epochs=1, **TINY)
 
 
-def test_a_pickle_of_a_pretrainer_before_the_rename_loads():
-    X, _ = make_panel(n=12, t=16)
-    pre = SPTPretrainer(pretrain_epochs=1, **TINY).fit(X)
-    state = pre.__getstate__()
-    # As sktspt 0.2.0 pickled it: the epochs under their old names.
+def test_a_pickle_of_a_pretrainer_before_the_rename_is_refused_naming_the_version():
+    state = SPTPretrainer(pretrain_epochs=1).__getstate__()
+    # As sktspt 0.2.0 pickled it: the epochs under their old name.
     state["max_epochs"] = state.pop("pretrain_epochs")
-    state["max_epochs_"] = state.pop("pretrain_epochs_")
-    old = SPTPretrainer.__new__(SPTPretrainer)
-    old.__setstate__(state)
-    assert old.pretrain_epochs == 1 and "max_epochs" not in old.get_params()
-    assert old.pretrain_epochs_ == old.max_epochs_ == 1
-    assert np.array_equal(old.transform(X), pre.transform(X))
-
-
-@pytest.mark.parametrize("version", ["0.1.0", "0.2.0"])
-def test_a_saved_pretrainer_before_the_rename_loads_with_pretrain_epochs(version):
-    from pathlib import Path
-
-    import sktspt
-
-    pre = sktspt.load(Path(__file__).parent / "data" / f"pretrainer-{version}.sktspt")
-    assert "max_epochs" not in pre.get_params() and pre.pretrain_epochs != "deprecated"
-    if hasattr(pre, "pretrain_epochs_"):  # files of 0.1.0 did not record the epochs
-        assert pre.pretrain_epochs_ == pre.max_epochs_ == pre.pretrain_epochs
+    with pytest.raises(TypeError, match=r"made by sktspt 0\.4 or earlier \(it holds "
+                                        r"max_epochs.*Unpickle it with sktspt 0\.4"):
+        SPTPretrainer.__new__(SPTPretrainer).__setstate__(state)

@@ -356,9 +356,8 @@ def test_save_accepts_a_path_only(fitted):
 
 def test_the_saved_estimator_table_names_the_classes_that_loading_builds():
     from sktspt.persistence.format import ESTIMATORS
-    from sktspt.persistence.loading import _estimator_classes
+    from sktspt.persistence.loading import _CLASSES as classes
 
-    classes = _estimator_classes()
     assert set(classes) == set(ESTIMATORS)
     assert all(ESTIMATORS[name] == cls.__module__ for name, cls in classes.items())
 

@@ -9,12 +9,10 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
-from skorch.callbacks import EpochScoring
 
 from sktspt import SPTClassifier, SPTClassifierSktime, SPTPretrainer, SPTRegressor
 from sktspt._param_docs import component_docs
 from sktspt._param_hints import CHECKPOINT, REJECTED, REMOVED
-from sktspt.training.callbacks import checkpoint_folder
 
 
 def _explicit(cls) -> list[str]:
@@ -144,36 +142,15 @@ def test_stretching_augmentation_was_removed(value):
         SPTClassifier(augment=value, depth=1, d_model=8, architecture__n_heads=2)._check_params()
 
 
-def test_a_pickle_with_flat_names_reads_them_as_routed_settings():
-    """A pickle from before 0.4.0 holds the flat names as attributes: they become settings
-    (read by fit), not stray public attributes; a rejected option left unset is dropped;
-    its checkpoint_dir is a ResumableCheckpoint among the callbacks."""
-    state = dict(SPTClassifier().__dict__)
-    del state["_routed_values"]
-    state.update(patience=3, checkpoint_dir="ckpt", mask_ratio=0.7, layer_decay=1.0,
-                 reinit_layers="deprecated")
-    clf = SPTClassifier.__new__(SPTClassifier)
-    clf.__setstate__(state)
-    settings = clf._settings()
-    assert settings["schedule__patience"] == 3 and checkpoint_folder(clf.callbacks) == "ckpt"
-    params = clf.get_params()
-    assert "schedule__patience" in params and "checkpoint_dir" not in params
-    assert not {"patience", "mask_ratio", "masking__ratio", "layer_decay",
-                "reinit_layers"} & set(params)
-    assert not {"patience", "layer_decay", "reinit_layers"} & set(vars(clf))
-
-
-def test_a_pickle_of_04_reads_its_callbacks_settings_as_parameters():
-    state = dict(SPTClassifier(callbacks=[EpochScoring("f1")]).__dict__)
-    state["_routed_values"] = {"callbacks__checkpoint_dir": "ckpt", "callbacks__pretrain": [],
-                               "masking__ratio": 0.5}
-    clf = SPTClassifier.__new__(SPTClassifier)
-    clf.__setstate__(state)
-    assert checkpoint_folder(clf.callbacks) == "ckpt"
-    assert isinstance(clf.callbacks[0], EpochScoring) and len(clf.callbacks) == 2
-    params = clf.get_params()
-    assert params["masking__ratio"] == 0.5 and params["pretrain__callbacks"] == []
-    assert not {"callbacks__checkpoint_dir", "callbacks__pretrain"} & set(params)
+@pytest.mark.parametrize("state", [
+    dict(patience=3, checkpoint_dir="ckpt", mask_ratio=0.7, layer_decay=1.0),  # before 0.4
+    {"_routed_values": {"callbacks__checkpoint_dir": "ckpt", "callbacks__pretrain": []}},  # 0.4
+], ids=["flat names", "0.4 callbacks settings"])
+def test_a_pickle_with_names_removed_in_05_is_refused_naming_the_version(state):
+    state = {**SPTClassifier().__dict__, **state}
+    with pytest.raises(TypeError, match=r"made by sktspt 0\.4 or earlier .* Unpickle it with "
+                                        r"sktspt 0\.4, which reads it"):
+        SPTClassifier.__new__(SPTClassifier).__setstate__(state)
 
 
 @pytest.mark.parametrize("old, new", [
@@ -192,7 +169,7 @@ def test_the_callbacks_settings_of_04_name_their_replacement(old, new):
 
 def test_a_pickle_that_sets_a_rejected_option_is_refused():
     state = dict(SPTClassifier().__dict__, n_estimators=3)
-    with pytest.raises(TypeError, match="n_estimators was removed in 0.5.*sktspt 0.4 or earlier"):
+    with pytest.raises(TypeError, match="holds n_estimators, which sktspt 0.5 removed"):
         SPTClassifier.__new__(SPTClassifier).__setstate__(state)
 
 

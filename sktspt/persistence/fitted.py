@@ -1,10 +1,5 @@
-"""Reading a saved estimator's fitted state back: every value checked before it is used.
-
-The classes or target statistics, normalisation statistics, the input spec and the
-architecture, the augmentation choices and the histories of ``metadata.json``, each read
-with its bounds (:mod:`.format`) and turned into what the estimator holds after ``fit``.
-:mod:`.loading` builds the estimator from them and is the only module that names the
-estimator classes.
+"""Reading a saved estimator's fitted state back: every value of ``metadata.json`` checked
+against its bounds (:mod:`.format`) and turned into what the estimator holds after ``fit``.
 """
 
 from __future__ import annotations
@@ -26,15 +21,8 @@ from .format import (
     SHAPE_STATE,
 )
 
-__all__ = ["BEFORE_PARAMETER", "read_augment_choice", "read_augment_evidence", "read_classes",
-           "read_history", "read_input_spec", "read_mixup", "read_mixup_kind", "read_targets"]
-
-
-#: Parameters added after the first saved format, with the behaviour files without them had
-#: (``tokenizer`` arrived with the convolutional stem, which became the default at once;
-#: ``mixup`` was 0 until its ``"auto"``).
-BEFORE_PARAMETER = {"tokenizer": "patch", "mixup": 0.0, "mixup__kind": "blend",
-                    "masking__ratio_spread": 0.0}
+__all__ = ["read_augment", "read_classes", "read_history", "read_input_spec", "read_mixup",
+           "read_targets"]
 
 
 def read_classes(state: dict) -> np.ndarray:
@@ -100,8 +88,7 @@ def _normalizer(state: dict, n_channels: int) -> Normalizer:
     eps = state["eps"]
     if isinstance(eps, bool) or not isinstance(eps, int | float) or not 0 < eps < math.inf:
         raise ValueError(f"the normaliser's eps must be a positive number, got {eps!r}")
-    # Files without "floor" were written when the floor was absolute.
-    normalizer = Normalizer(state["mode"], eps=float(eps), floor=state.get("floor", "absolute"))
+    normalizer = Normalizer(state["mode"], eps=float(eps), floor=state["floor"])
     if normalizer.mode == "global":
         normalizer.mean_ = _numbers(state["mean"], n_channels, "mean")
         normalizer.std_ = _numbers(state["std"], n_channels, "std")
@@ -112,50 +99,28 @@ def _normalizer(state: dict, n_channels: int) -> Normalizer:
     return normalizer
 
 
-def read_mixup(fitted: dict, params: dict) -> float:
-    """The fitted ``mixup_``; files written before ``mixup="auto"`` hold the number only
-    (in ``params``, which :data:`BEFORE_PARAMETER` completed)."""
-    value = fitted.get("mixup_", params["mixup"])
+def read_mixup(fitted: dict) -> tuple[float, str]:
+    """The fitted ``mixup_`` (a non-negative number) and ``mixup_kind_``."""
+    value, kind = fitted["mixup_"], fitted["mixup_kind_"]
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < math.inf:
         raise ValueError(f"mixup_ must be a non-negative number, got {value!r}")
-    return float(value)
+    if kind not in MIXUP_KINDS:
+        raise ValueError(f"mixup_kind_ must be one of {MIXUP_KINDS}, got {kind!r}")
+    return float(value), kind
 
 
-def read_mixup_kind(fitted: dict, params: dict) -> str:
-    """The fitted ``mixup_kind_``; files written before ``mixup__kind="auto"`` hold the
-    kind in ``params`` only."""
-    value = fitted.get("mixup_kind_", params.get("mixup__kind", "auto"))
-    if value not in MIXUP_KINDS:
-        raise ValueError(f"mixup_kind_ must be one of {MIXUP_KINDS}, got {value!r}")
-    return value
-
-
-def read_augment_choice(fitted: dict, params: dict) -> bool | str:
-    """The fitted ``augment_``; files written before ``augment="auto"`` hold ``augment``."""
-    value = fitted.get("augment_", params.get("augment", False))
+def read_augment(fitted: dict) -> tuple[bool | str, dict | None]:
+    """The fitted ``augment_`` and ``augment_evidence_`` (None, or a finite
+    ``alignment_gain``)."""
+    value, evidence = fitted["augment_"], fitted.get("augment_evidence_")
     if not (isinstance(value, bool) or value in AUGMENTS):
         raise ValueError(f"augment_ must be a bool or one of {AUGMENTS}, got {value!r}")
-    return value
-
-
-def read_augment_evidence(fitted: dict) -> dict | None:
-    """The fitted ``augment_evidence_``: None, or finite numbers under the known keys
-    (``holdout_accuracy`` only in files written before ``augment="auto"`` became the screen
-    alone)."""
-    value = fitted.get("augment_evidence_")
-    if value is None:
-        return None
-
-    def number(v) -> bool:
-        return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
-
-    ok = (isinstance(value, dict) and set(value) <= {"alignment_gain", "holdout_accuracy"}
-          and number(value.get("alignment_gain")))
-    scores = value.get("holdout_accuracy", {}) if ok else None
-    if not (ok and isinstance(scores, dict) and set(scores) <= {"none", "roll"}
-            and all(number(v) for v in scores.values())):
-        raise ValueError(f"augment_evidence_ is malformed: {value!r}")
-    return value
+    gain = evidence.get("alignment_gain") if isinstance(evidence, dict) else None
+    if evidence is not None and not (
+            set(evidence) == {"alignment_gain"} and isinstance(gain, int | float)
+            and not isinstance(gain, bool) and math.isfinite(gain)):
+        raise ValueError(f"augment_evidence_ is malformed: {evidence!r}")
+    return value, evidence
 
 
 def read_input_spec(est, fitted: dict) -> tuple[InputSpec, dict]:
@@ -177,7 +142,7 @@ def read_input_spec(est, fitted: dict) -> tuple[InputSpec, dict]:
             setattr(est, name, value)
     if "n_features_in_" in shape:
         est.n_features_in_ = shape.pop("n_features_in_")
-    resample_length = fitted.get("resample_length_")  # absent in files that keep lengths
+    resample_length = fitted.get("resample_length_")  # absent: lengths kept
     if resample_length is not None and (isinstance(resample_length, bool) or not isinstance(
             resample_length, int) or not 2 <= resample_length <= MAX_SERIES_VALUES):
         raise ValueError(f"resample_length_ must be None or an integer >= 2, got "
@@ -208,21 +173,16 @@ def read_input_spec(est, fitted: dict) -> tuple[InputSpec, dict]:
 def _check_architecture(encoder_kwargs: dict) -> None:
     """The network fields of ``encoder_kwargs`` as ``fit`` would accept them (each value's
     constraint, ``n_heads`` dividing ``d_model``) and within
-    :data:`~sktspt._limits.MAX_ARCHITECTURE`;
-    fields of files written before a field existed may be absent."""
+    :data:`~sktspt._limits.MAX_ARCHITECTURE`."""
     for name in ARCHITECTURE:
         if name not in encoder_kwargs:
-            continue
-        value = encoder_kwargs[name]
+            raise ValueError(f"encoder_kwargs lacks {name!r}")
         try:
-            check_encoder_value(name, value)
+            check_encoder_value(name, encoder_kwargs[name])
         except (TypeError, ValueError) as exc:
             raise ValueError(f"encoder_kwargs_[{name!r}]: {exc}") from None
     check_architecture_limits(encoder_kwargs,
                               {f: f"encoder_kwargs_[{f!r}]" for f in encoder_kwargs})
-    for name in ("d_model", "n_heads", "depth", "dim_feedforward"):
-        if name not in encoder_kwargs:
-            raise ValueError(f"encoder_kwargs lacks {name!r}")
     if encoder_kwargs["d_model"] % encoder_kwargs["n_heads"]:
         raise ValueError(
             f"encoder_kwargs_: d_model={encoder_kwargs['d_model']} is not divisible by "

@@ -1,12 +1,7 @@
-"""The file container of a saved estimator: its members, limits, atomic writes and checks.
-
-A saved model is one zip file of ``metadata.json`` (JSON) and ``weights.safetensors``.
-This module knows the container and nothing of the estimators: the member names and the
-caps on what is read (``MAX_METADATA_BYTES``, ``MAX_HEADER_BYTES``, ``MAX_MEMBERS``), how
-a file is replaced atomically (:func:`atomic_write`, also used by checkpoints), and the
-checks that run on a file before anything of the model's size is allocated
-(:func:`read_meta`, :func:`read_header`, :func:`check_against_header`). See
-``docs/persistence.md``.
+"""The file container of a saved estimator, knowing nothing of the estimators: its members,
+the caps on what is read, atomic replacement (:func:`atomic_write`, also used by
+checkpoints), and the checks that run before anything of the model's size is allocated
+(:func:`read_meta`, :func:`read_header`, :func:`check_against_header`).
 """
 
 from __future__ import annotations
@@ -74,10 +69,6 @@ MAX_HISTORY_DEPTH = 4
 
 
 
-def package_version() -> str:
-    return __version__
-
-
 def plain(value):
     """A numpy scalar as its Python value and a path as its string; anything else as is."""
     if isinstance(value, np.generic):
@@ -100,16 +91,6 @@ def lock_nb(fd: int) -> bool:
     return True
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # e.g. PermissionError: the process exists
-        return True
-    return True
-
-
 #: Without ``fcntl`` (Windows), a temporary file counts as stale after this many seconds.
 _STALE_AFTER_S = 24 * 3600
 
@@ -119,36 +100,30 @@ def remove_stale_temporaries(folder: str, base: str) -> None:
 
     The temporary files of this module are ``.<base>.<random>.tmp``; a live writer holds
     an exclusive ``flock`` on its file, so a file that can be locked belongs to no one.
-    Files named ``<base>.<pid>.tmp`` (sktspt before it) go when their process is gone.
     """
     ours = re.compile(r"^\." + re.escape(base) + r"\.[0-9a-f]{16}\.tmp$")
-    legacy = re.compile(r"^" + re.escape(base) + r"\.(\d+)\.tmp$")
     try:
         entries = os.listdir(folder)
     except OSError:
         return
     for entry in entries:
         path = os.path.join(folder, entry)
+        # Only regular files are ours: a FIFO of that name would block the open, a device
+        # must never be removed.
         with contextlib.suppress(OSError):
-            if ours.match(entry):
-                # Only regular files are ours: a FIFO of that name would block the open, a
-                # device must never be removed.
-                if not stat.S_ISREG(os.lstat(path).st_mode):
-                    continue
-                fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
-                             | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
-                try:
-                    if fcntl is None:  # pragma: no cover - Windows
-                        stale = time.time() - os.fstat(fd).st_mtime > _STALE_AFTER_S
-                    else:
-                        stale = lock_nb(fd) and os.stat(path).st_ino == os.fstat(fd).st_ino
-                    if stale and stat.S_ISREG(os.fstat(fd).st_mode):
-                        os.remove(path)
-                finally:
-                    os.close(fd)
-            elif (m := legacy.match(entry)) and not _pid_alive(int(m.group(1))):
-                if stat.S_ISREG(os.lstat(path).st_mode):
+            if not ours.match(entry) or not stat.S_ISREG(os.lstat(path).st_mode):
+                continue
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+                         | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+            try:
+                if fcntl is None:  # pragma: no cover - Windows
+                    stale = time.time() - os.fstat(fd).st_mtime > _STALE_AFTER_S
+                else:
+                    stale = lock_nb(fd) and os.stat(path).st_ino == os.fstat(fd).st_ino
+                if stale and stat.S_ISREG(os.fstat(fd).st_mode):
                     os.remove(path)
+            finally:
+                os.close(fd)
 
 
 def fsync_dir(folder: str) -> None:
@@ -267,13 +242,25 @@ def read_meta(zf: zipfile.ZipFile, bad: str) -> dict:
     return meta
 
 
+#: The first sktspt version whose files this one reads; sktspt 0.4 reads earlier ones. (0.4
+#: stamped its files "0.3.0", so the shipped encoder, saved by it, reads as 0.3.)
+FIRST_READ = (0, 3)
+
+
 def check_version(path: str, meta: dict) -> None:
-    version = meta.get("format_version")
+    """Refuse a file of another format version, or one saved before :data:`FIRST_READ`."""
+    version, written = meta.get("format_version"), meta.get("sktspt_version", "?")
     if version != FORMAT_VERSION:
         raise Refused(
-            f"{path!r} has file format version {version!r} (written by sktspt "
-            f"{meta.get('sktspt_version', '?')}); this sktspt {package_version()} reads version "
-            f"{FORMAT_VERSION}. Load it with a matching sktspt version."
+            f"{path!r} has file format version {version!r} (written by sktspt {written}); "
+            f"this sktspt {__version__} reads version {FORMAT_VERSION}. Load it with "
+            "a matching sktspt version."
+        )
+    release = re.match(r"(\d+)\.(\d+)", written) if isinstance(written, str) else None
+    if release is None or tuple(map(int, release.groups())) < FIRST_READ:
+        raise Refused(
+            f"{path!r} was saved by sktspt {written!s:.20}; this sktspt {__version__} "
+            "reads files of sktspt 0.3 and later. Load it with sktspt 0.4, which reads it."
         )
 
 

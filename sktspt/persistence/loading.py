@@ -1,10 +1,7 @@
 """Reading a saved estimator back (:func:`load`): the one place that names the estimator
-classes a file may hold.
-
-The metadata are validated and the architecture they describe is built on torch's
-``meta`` device and checked against the weights' header before anything of the model's
-size is allocated; then the estimator is rebuilt from its parameters, its fitted state
-restored through its ``_restore`` hook, and the weights copied in.
+classes a file may hold. The architecture is built on torch's ``meta`` device and checked
+against the weights' header before anything of the model's size is allocated; then the
+estimator is rebuilt (its ``_restore`` hook) and the weights copied in.
 """
 
 from __future__ import annotations
@@ -21,19 +18,17 @@ from safetensors.torch import load as load_tensors
 from skorch.history import History
 
 from .._param_hints import CHECKPOINT, REJECTED, REMOVED, REMOVED_IN
+from .._version import __version__
 from ..classifier import SPTClassifier
 from ..pretrained import is_encoder_name
 from ..pretrainer import SPTPretrainer
 from ..regressor import SPTRegressor
 from .fitted import (
-    BEFORE_PARAMETER,
-    read_augment_choice,
-    read_augment_evidence,
+    read_augment,
     read_classes,
     read_history,
     read_input_spec,
     read_mixup,
-    read_mixup_kind,
     read_targets,
 )
 from .format import (
@@ -45,7 +40,6 @@ from .format import (
     Refused,
     check_against_header,
     check_version,
-    package_version,
     read_header,
     read_meta,
 )
@@ -58,47 +52,34 @@ _NETS = {
 }
 
 
+#: The estimator classes of :data:`~.format.ESTIMATORS`, by name.
+_CLASSES = {cls.__name__: cls for cls in (SPTClassifier, SPTPretrainer, SPTRegressor)}
+#: The default of every routed setting of any estimator (their components' signatures).
+_DEFAULTS = {**SPTPretrainer._routed, **SPTRegressor._routed, **SPTClassifier._routed}
+
+
 def translate_params(cls, params: dict) -> dict:
-    """A file's stored parameters in today's spelling, silently: old flat names as their
-    routed settings (:data:`sktspt._param_hints.REMOVED`; the pretrainer's ``max_epochs``
-    as ``pretrain_epochs``), a rejected option at the value that left it off dropped, a
-    ``"deprecated"`` placeholder dropped. A model fitted with a rejected option (or with
-    ``augment=True``, stretching) is refused, naming the versions that load it."""
+    """A file's stored parameters in today's spelling: the flat names of files of 0.3 and
+    0.4 as their routed settings (:data:`sktspt._param_hints.REMOVED`); dropped, the
+    checkpoint folder, a ``"deprecated"`` placeholder, a rejected option at the value that
+    left it off and another estimator's routed setting at its default. A model fitted with
+    a rejected option (or ``augment=True``, stretching) is refused, naming the version that
+    loads it."""
     out = {}
     renamed = {**REMOVED, **getattr(cls, "_removed", {})}
     for key, value in params.items():
         new = renamed.get(key, key)
-        if new == CHECKPOINT:  # a loaded model never writes into the folder of its fit
-            continue
-        if isinstance(value, str) and value == "deprecated":
-            continue
-        if key in REJECTED and value == REJECTED[key]:
+        if (new == CHECKPOINT or isinstance(value, str) and value == "deprecated"
+                or key in REJECTED and value == REJECTED[key]
+                or new in _DEFAULTS and new not in cls._routed and value == _DEFAULTS[new]):
             continue
         if key in REJECTED or key == "augment" and (value is True or value == "stretch"):
             raise ValueError(
                 f"the model was fitted with {key}={value!r}, which sktspt {REMOVED_IN} removed "
                 "(the project's evidence did not support it: docs/tuning-history.md); load "
                 f"it with sktspt 0.4 or earlier, which read it")
-        if new in _DEFAULTS and new not in cls._routed and value == _DEFAULTS[new]:
-            continue
-        if new not in out:
-            out[new] = value
+        out.setdefault(new, value)
     return out
-
-
-#: The default of every routed setting of any estimator (their components' signatures).
-_DEFAULTS = {**SPTPretrainer._routed, **SPTRegressor._routed, **SPTClassifier._routed}
-
-
-def _same(value, default) -> bool:
-    return type(value) is type(default) and value == default
-
-
-def _estimator_classes() -> dict:
-    """The classes of :data:`~.format.ESTIMATORS`, by name."""
-    return {cls.__name__: cls for cls in (SPTClassifier, SPTPretrainer, SPTRegressor)}
-
-
 
 
 def _usable_device(device):
@@ -129,11 +110,10 @@ def _build(meta: dict, device, probe: bool = False):
     no memory, so that the architecture can be checked against the file's weights before
     anything of that size exists.
     """
-    classes = _estimator_classes()
     name = meta.get("estimator")
-    if name not in classes:
+    if name not in _CLASSES:
         raise ValueError(f"unknown estimator class {name!r}")
-    cls = classes[name]
+    cls = _CLASSES[name]
     if not isinstance(meta["params"], dict) or not isinstance(meta["fitted"], dict):
         raise ValueError("params and fitted must be mappings")
     params = translate_params(cls, meta["params"])
@@ -141,17 +121,12 @@ def _build(meta: dict, device, probe: bool = False):
     unknown = set(params) - names
     if unknown:
         raise ValueError(
-            f"parameters {sorted(unknown)} are unknown to this sktspt {package_version()} "
+            f"parameters {sorted(unknown)} are unknown to this sktspt {__version__} "
             f"(written by {meta.get('sktspt_version', '?')})"
         )
-    # A file written before a parameter existed gets the value that reproduces how that
-    # version behaved, not today's default.
-    for key, before in BEFORE_PARAMETER.items():
-        if key in names:
-            params.setdefault(key, before)
     # A setting at today's default counts as not given, as in the estimator that was saved.
-    params = {k: v for k, v in params.items()
-              if not (k in cls._routed and _same(v, cls._routed[k]))}
+    params = {k: v for k, v in params.items() if not (
+        k in cls._routed and type(v) is type(cls._routed[k]) and v == cls._routed[k])}
     if params.get("callbacks") not in (None, []):
         raise ValueError(f"callbacks must be None in a saved model, got {params['callbacks']!r}")
     # A shipped encoder's name may stay: the weights already hold what it started from.
@@ -169,23 +144,16 @@ def _build(meta: dict, device, probe: bool = False):
     est = cls(**params)
     fitted = meta["fitted"]
     spec, encoder_kwargs = read_input_spec(est, fitted)
-    is_classifier = name == "SPTClassifier"
-    supervised = name in ("SPTClassifier", "SPTRegressor")
-    if supervised:
-        est.mixup_ = read_mixup(fitted, params)
-        est.mixup_kind_ = read_mixup_kind(fitted, params)
-    if is_classifier != ("classes" in fitted):
-        raise ValueError(
-            f"an {name} file must {'' if is_classifier else 'not '}hold classes"
-            + (" (is it an SPTPretrainer relabelled?)" if is_classifier else "")
-        )
-    is_regressor = name == "SPTRegressor"
-    if is_regressor != ("targets" in fitted):
-        raise ValueError(f"an {name} file must {'' if is_regressor else 'not '}hold targets")
-    if supervised:  # after the checks above, which name a relabelled pretrainer
-        est.augment_ = read_augment_choice(fitted, params)
-    if is_classifier:
-        est.augment_evidence_ = read_augment_evidence(fitted)
+    is_classifier, is_regressor = name == "SPTClassifier", name == "SPTRegressor"
+    supervised = is_classifier or is_regressor
+    for key, own in (("classes", is_classifier), ("targets", is_regressor)):
+        if own != (key in fitted):  # a file relabelled as another estimator's
+            raise ValueError(f"an {name} file must {'' if own else 'not '}hold {key}")
+    if supervised:  # after the checks above, which name a relabelled file
+        est.mixup_, est.mixup_kind_ = read_mixup(fitted)
+        est.augment_, evidence = read_augment(fitted)
+        if is_classifier:
+            est.augment_evidence_ = evidence
     if fitted["net"] not in _NETS[name]:
         raise ValueError(f"an {name} does not train a {fitted['net']!r}")
     targets = (
@@ -310,12 +278,7 @@ def _load(f, path: str, device):
             header, size = read_header(zf)
         except (ValueError, UnicodeDecodeError) as exc:
             raise Refused(f"{path!r} has corrupted weights: {exc}") from exc
-        try:
-            probe, probe_net = _build(meta, device, probe=True)
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            why = f"missing entry {exc.args[0]!r}" if isinstance(exc, KeyError) else str(exc)
-            raise Refused(f"{path!r} has invalid metadata: {why}") from exc
-        check_against_header(probe_net.module_, header)
+        check_against_header(_checked_build(path, meta, device, probe=True)[1].module_, header)
         info = zf.getinfo(WEIGHTS)
         if info.file_size > MAX_WEIGHTS_RATIO * info.compress_size + WEIGHTS_SLACK:
             raise Refused(
@@ -327,12 +290,7 @@ def _load(f, path: str, device):
                 f"{path!r} has corrupted weights: the member has "
                 f"{zf.getinfo(WEIGHTS).file_size} bytes, its header describes {size}"
             )
-        del probe, probe_net
-        try:
-            est, net = _build(meta, device)
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            why = f"missing entry {exc.args[0]!r}" if isinstance(exc, KeyError) else str(exc)
-            raise Refused(f"{path!r} has invalid metadata: {why}") from exc
+        est, net = _checked_build(path, meta, device)
         raw = zf.read(WEIGHTS)
     try:
         weights = load_tensors(raw)
@@ -346,3 +304,12 @@ def _load(f, path: str, device):
     est.encoder_ = net.module_.encoder
     est.history_ = net.history
     return est
+
+
+def _checked_build(path: str, meta: dict, device, probe: bool = False):
+    """:func:`_build`, a failure on the metadata :class:`~.format.Refused` naming ``path``."""
+    try:
+        return _build(meta, device, probe)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        why = f"missing entry {exc.args[0]!r}" if isinstance(exc, KeyError) else str(exc)
+        raise Refused(f"{path!r} has invalid metadata: {why}") from exc

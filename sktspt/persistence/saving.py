@@ -1,6 +1,5 @@
-"""Writing a fitted estimator: its parameters and fitted state as JSON, its weights as
-safetensors (:func:`save`). Nothing here names the estimator classes, and nothing written
-can run when the file is read back (:mod:`sktspt.persistence.loading`).
+"""Writing a fitted estimator (:func:`save`): parameters and fitted state as JSON, weights
+as safetensors; nothing written can run when the file is read back.
 """
 
 from __future__ import annotations
@@ -15,6 +14,7 @@ import torch
 from safetensors.torch import save as save_tensors
 from sklearn.utils.validation import check_is_fitted
 
+from .._version import __version__
 from ..data import Normalizer
 from ..training.callbacks import without_checkpoint
 from .format import (
@@ -27,7 +27,6 @@ from .format import (
     SHAPE_STATE,
     WEIGHTS,
     atomic_write,
-    package_version,
     plain,
 )
 
@@ -170,7 +169,7 @@ def save(estimator, path: str | os.PathLike) -> None:
     meta = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
-        "sktspt_version": package_version(),
+        "sktspt_version": __version__,
         "torch_version": torch.__version__,
         "estimator": name,
         "params": params,
