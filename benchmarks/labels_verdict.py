@@ -37,14 +37,16 @@ def verdict(rows: pd.DataFrame, full: pd.Series | None = None) -> str:
     rows = complete_draws(rows)
     means = rows.pivot_table(index=["label_fraction", "dataset"], columns="model",
                              values="accuracy", aggfunc="mean")
-    seeds = rows.groupby("label_fraction")["seed"].unique()
+    draws = rows.groupby(["label_fraction", "dataset"])["seed"].nunique()
     out = []
     for fraction, table in means.groupby(level=0):
         table = table.droplevel(0)
         mr = table[["minirocket", "minirocket-selftrain"]].mean().idxmax()
         table["best MiniRocket"] = table[mr]
-        header = [f"{fraction:.0%} labels ({len(table)} sets, seeds "
-                  f"{','.join(map(str, sorted(seeds[fraction])))}; best MiniRocket = {mr})",
+        n = draws[fraction]
+        span = f"{n.min()}" if n.min() == n.max() else f"{n.min()}-{n.max()}"
+        header = [f"{fraction:.0%} labels ({len(table)} sets, {span} label draws each; "
+                  f"best MiniRocket = {mr})",
                   "mean A", "mean B", "A − B (points)", "W/D/L", "Wilcoxon p"]
         body = []
         for a, b in PAIRS:
