@@ -225,13 +225,10 @@ class SPTBase(RoutedParams, BaseEstimator):
     def _seeded(self, seed: int, threads: bool = True):
         """Seed torch for this fit without touching the caller's global RNG state.
 
-        Weight initialisation, dropout and batch order draw from torch's global
-        generator, which threads share: seeded sections run one at a time in a process
-        (``SEEDED_LOCK``), so that fits in threads equal serial ones and the caller's
-        state is restored intact. With ``threads`` the section holds the fit's torch
-        thread count (:meth:`_thread_count`); building a net whose weights are then
-        loaded does not need one. Leaving the section also releases the checkpoint
-        folder.
+        Weight initialisation, dropout and batch order draw from torch's global generator,
+        which threads share: seeded sections run one at a time (``SEEDED_LOCK``), so that
+        fits in threads equal serial ones. With ``threads`` the section holds the fit's
+        torch thread count (:meth:`_thread_count`). Leaving it releases the checkpoint folder.
         """
         try:
             cuda = list(range(torch.cuda.device_count())) if torch.cuda.is_available() else []
@@ -243,11 +240,9 @@ class SPTBase(RoutedParams, BaseEstimator):
             self._release_run()
 
     def _thread_count(self) -> int | None:
-        """Torch threads for this estimator's calls: ``device__threads``, or, for None, the
-        package's choice for the model's size (:func:`sktspt._concurrency.choose_threads`
-        on the multiply-adds of a training step at the fitted series length); None while
-        the series length is unknown (an unfitted estimator, or ``fit`` before it has read
-        its data)."""
+        """Torch threads for this estimator's calls: ``device__threads``, or for None the
+        package's choice for the multiply-adds of a training step at the fitted length
+        (:func:`sktspt._concurrency.choose_threads`); None while that length is unknown."""
         s = self._settings()
         if s["device__threads"] is not None:
             return int(s["device__threads"])
@@ -291,12 +286,9 @@ class SPTBase(RoutedParams, BaseEstimator):
 
     def _resume_seed(self, seed: int, *arrays) -> int:
         """With a :class:`~sktspt.ResumableCheckpoint` in ``callbacks``: claim its folder for
-        this fit and return the seed to use.
-
-        Takes an exclusive lock on the folder (held until the seeded section of the fit
-        ends) and checks the fingerprint of everything that shapes the result (parameters,
-        pretrainer weights, callbacks, data), so a checkpoint is only ever resumed by the
-        fit that wrote it.
+        this fit (an exclusive lock until the seeded section ends) and return the seed to use.
+        The fingerprint of everything that shapes the result (parameters, pretrainer weights,
+        callbacks, data) makes a checkpoint resumable only by the fit that wrote it.
         """
         self._release_run()
         directory = checkpoint_folder(self._settings()["callbacks"])

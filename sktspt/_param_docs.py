@@ -94,9 +94,9 @@ targets (:func:`~sktspt.augment.mixup`); 0 turns it off. ``"auto"``: 0.4 where t
 kind of mix suits the training series, else 0 (``mixup_``;
 :func:`~sktspt.augment.resolve_mixup`)."""),
     "validation_fraction": ("float", """
-Part of the training data held out, in ``[0, 1)`` (stratified by class when
-fine-tuning), to pick the best epoch in each phase (pretraining by reconstruction loss
-on fixed masks); 0 trains on all of it and keeps the last epoch."""),
+Part of the training data held out, in ``[0, 1)`` (stratified by class when a classifier
+fine-tunes, else a random split), to pick the best epoch in each phase (pretraining by
+reconstruction loss on fixed masks); 0 trains on all of it and keeps the last epoch."""),
     "pretrainer": ("str, SPTPretrainer or None", """
 Start fine-tuning from this encoder instead of pretraining in ``fit``: the name of
 an encoder shipped with the package (``"archive"``, pretrained on the UCR archive;
@@ -150,10 +150,6 @@ Train on random variants of each batch, as for :class:`~sktspt.SPTClassifier`
 (``"shift"``, ``"roll"``); prediction sees the series as given.
 ``"auto"`` is no augmentation (``augment_`` False): the classifier's screen needs
 classes."""),
-    "validation_fraction": ("float", """
-Part of the training data held out (a random split) to pick the best epoch in each
-phase (pretraining by reconstruction loss on fixed masks), in ``[0, 1)``; 0 trains on
-all of it and keeps the last epoch."""),
 }
 
 #: Where the pretrainer's parameters mean something else than the classifier's.

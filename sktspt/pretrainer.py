@@ -107,6 +107,8 @@ class SPTPretrainer(EmbeddingTransformerMixin, SPTBase):
         """Deprecated alias of ``pretrain_epochs_`` (the pretraining epochs)."""
         return self.pretrain_epochs_
 
+    transform = EmbeddingTransformerMixin.transform  # documented here, not inherited
+
     @estimator_call
     def reconstruct(self, X, hidden=None) -> np.ndarray:
         """Reconstruction of ``X`` (in normalised units) with ``hidden`` values removed."""
